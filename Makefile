@@ -1,0 +1,46 @@
+# profilegen: `make run` renders the reference profile, `make test` runs the tests.
+# Both create their own virtualenv (.venv) on first use.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PROFILE ?= qwen38-27b-dual-dflash15-fast
+
+.PHONY: run test lint fmt check bench schema render clean
+
+$(BIN)/profilegen: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $@
+
+run: $(BIN)/profilegen
+	$(BIN)/profilegen render $(PROFILE)
+
+test: $(BIN)/profilegen
+	$(BIN)/python -m pytest
+
+lint: $(BIN)/profilegen
+	$(BIN)/ruff check generator tests bench
+	$(BIN)/ruff format --check generator tests bench
+	$(BIN)/mypy
+
+fmt: $(BIN)/profilegen
+	$(BIN)/ruff check --fix generator tests bench
+	$(BIN)/ruff format generator tests bench
+
+check: $(BIN)/profilegen
+	$(BIN)/profilegen check
+
+schema: $(BIN)/profilegen
+	$(BIN)/profilegen schema
+
+render: $(BIN)/profilegen
+	$(BIN)/profilegen render --all
+
+bench: $(BIN)/profilegen
+	$(BIN)/python bench/bench_render.py
+	$(BIN)/python bench/bench_check.py
+	$(BIN)/python bench/bench_hub.py
+
+clean:
+	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,5 @@
+"""`python -m profilegen`."""
+
+from profilegen.cli import main
+
+main()

@@ -1,0 +1,144 @@
+"""The command line: parses options, calls one run_* function, maps errors to exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .errors import ProfilegenError, RegistryError
+from .registry import Registry, find_root, open_registry
+from .report import format_findings, summary
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+class Group(click.Group):
+    """Reports profilegen errors without a traceback and with our exit codes."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except RegistryError as exc:
+            click.echo(format_findings(exc.findings, "text", color=_color()), err=True)
+            click.echo(summary(exc.findings), err=True)
+            ctx.exit(EXIT_FINDINGS)
+        except ProfilegenError as exc:
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(exc.exit_code)
+        except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
+            raise
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            ctx.exit(130)
+        except Exception as exc:  # a bug in profilegen, not the user's mistake
+            if os.environ.get("PROFILEGEN_DEBUG"):
+                traceback.print_exc()
+            click.echo(
+                f"internal error: {type(exc).__name__}: {exc}\n"
+                "This is a bug in profilegen; please report it with PROFILEGEN_DEBUG=1 output.",
+                err=True,
+            )
+            ctx.exit(EXIT_INTERNAL)
+
+
+def _color() -> bool:
+    return sys.stderr.isatty() and not os.environ.get("NO_COLOR")
+
+
+@dataclass(frozen=True)
+class Context:
+    root_option: str | None
+
+    @property
+    def root(self) -> Path:
+        return find_root(explicit=self.root_option)
+
+    def registry(self) -> Registry:
+        return open_registry(self.root)
+
+
+pass_context = click.make_pass_decorator(Context)
+
+
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--root",
+    type=click.Path(file_okay=False),
+    help="Registry root (default: PROFILEGEN_ROOT or the nearest parent with registry/).",
+)
+@click.version_option(package_name="profilegen")
+@click.pass_context
+def cli(ctx: click.Context, root: str | None) -> None:
+    """Declarative LLM-serving profiles rendered to docker-compose files."""
+    ctx.obj = Context(root)
+
+
+def _exit(code: int) -> None:
+    click.get_current_context().exit(code)
+
+
+FORMAT_TEXT_JSON = click.Choice(["text", "json"])
+
+
+@cli.command("list")
+@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@click.option("--rig", help="Show how each profile fits this rig (see `fit`).")
+@click.option("--fits", is_flag=True, help="With --rig: only profiles predicted to fit.")
+@click.option("--detect", is_flag=True, help="Read the local GPUs through NVML and use them as the rig.")
+@pass_context
+def list_cmd(obj: Context, fmt: str, rig: str | None, fits: bool, detect: bool) -> None:
+    """List the profiles of the registry."""
+    from .listing import ListOptions, run_list
+
+    _exit(run_list(obj.registry(), ListOptions(fmt=fmt, rig=rig, fits=fits, detect=detect)))
+
+
+@cli.command("show")
+@click.argument("profile")
+@click.option("--format", "fmt", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True)
+@pass_context
+def show_cmd(obj: Context, profile: str, fmt: str) -> None:
+    """Show one profile fully resolved (PROFILE: id, unique prefix or upstream key)."""
+    from .resolve import find_profile
+    from .view import profile_view
+
+    registry = obj.registry()
+    data = profile_view(registry, find_profile(registry, profile))
+    if fmt == "json":
+        click.echo(json.dumps(data, indent=2))
+    else:
+        from .yamlout import dump_yaml
+
+        click.echo(dump_yaml(data), nl=False)
+    _exit(EXIT_OK)
+
+
+@cli.command("schema")
+@click.option("--check", is_flag=True, help="Only report schemas that are missing or stale.")
+@pass_context
+def schema_cmd(obj: Context, check: bool) -> None:
+    """Write the JSON Schemas of the registry file kinds into schema/."""
+    from .schema import build_schemas, stale_schemas
+    from .write import write_files
+
+    folder = obj.root / "schema"
+    if check:
+        stale = stale_schemas(folder)
+        for name in stale:
+            click.echo(f"schema/{name}: stale (run `profilegen schema`)", err=True)
+        _exit(EXIT_FINDINGS if stale else EXIT_OK)
+    changed = write_files({folder / n: b for n, b in build_schemas().items()})
+    for path in changed:
+        click.echo(f"wrote {path.relative_to(obj.root).as_posix()}")
+    _exit(EXIT_OK)
+
+
+def main() -> None:
+    cli(prog_name="profilegen")

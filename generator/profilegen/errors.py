@@ -1,0 +1,88 @@
+"""Findings: located, collected problems, and the one exception that carries them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    file: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        return self.file if self.line is None else f"{self.file}:{self.line}"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem, always tied to the registry file (and line) it comes from."""
+
+    location: Location
+    message: str
+    hint: str | None = None
+    rule: str = "schema"
+    severity: Severity = Severity.ERROR
+    path: str = ""
+
+    def render(self) -> str:
+        hint = f" ({self.hint})" if self.hint else ""
+        return f"{self.location}: [{self.rule}] {self.message}{hint}"
+
+    def sort_key(self) -> tuple[str, int, str, str]:
+        return (self.location.file, self.location.line or 0, self.rule, self.message)
+
+
+class ProfilegenError(Exception):
+    """Base class: an error the CLI reports without a traceback."""
+
+    exit_code = 1
+
+
+class UsageError(ProfilegenError):
+    """The command line asked for something that does not exist or makes no sense."""
+
+    exit_code = 2
+
+
+@dataclass
+class RegistryError(ProfilegenError):
+    """The registry cannot be used: it carries every finding, not just the first."""
+
+    findings: list[Finding] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return "\n".join(f.render() for f in sorted(self.findings, key=Finding.sort_key))
+
+
+class FindingSink:
+    """Collects findings so that one run reports all of them."""
+
+    def __init__(self) -> None:
+        self.findings: list[Finding] = []
+
+    def add(
+        self,
+        location: Location,
+        message: str,
+        *,
+        hint: str | None = None,
+        rule: str = "schema",
+        severity: Severity = Severity.ERROR,
+        path: str = "",
+    ) -> None:
+        self.findings.append(Finding(location, message, hint, rule, severity, path))
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity is Severity.ERROR]
+
+    def raise_if_errors(self) -> None:
+        if self.errors:
+            raise RegistryError(sorted(self.findings, key=Finding.sort_key))

@@ -1,0 +1,13 @@
+"""The registry's typed data model, one module per entity."""
+
+from __future__ import annotations
+
+from .drafter import Drafter
+from .engine import Engine
+from .gpu import Gpu
+from .model import Model
+from .patch import Patch
+from .profile import Profile
+from .rig import Rig
+
+__all__ = ["Drafter", "Engine", "Gpu", "Model", "Patch", "Profile", "Rig"]

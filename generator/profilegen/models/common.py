@@ -1,0 +1,85 @@
+"""Shared building blocks of the registry models: strict base, ids, sizes, free text."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,79}$"
+ENV_NAME_PATTERN = r"^[A-Z_][A-Z0-9_]{0,63}$"
+# Free text may hold anything a person types, but no control characters other than
+# tab and newline: YAML cannot carry most of them and terminals misrender them.
+TEXT_PATTERN = r"^[^\x00-\x08\x0b-\x1f\x7f]*$"
+
+Id = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
+EnvName = Annotated[str, StringConstraints(pattern=ENV_NAME_PATTERN)]
+Text = Annotated[str, StringConstraints(pattern=TEXT_PATTERN, max_length=4000)]
+Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+GitCommit = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{40}$")]
+PositiveInt = Annotated[int, Field(gt=0)]
+NonNegativeInt = Annotated[int, Field(ge=0)]
+Fraction = Annotated[float, Field(gt=0, le=1)]
+
+
+class Strict(BaseModel):
+    """Every registry model: unknown keys are errors, values are not coerced."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, regex_engine="python-re")
+
+
+class SizeUnit(str, Enum):
+    B = "B"
+    KB = "KB"
+    MB = "MB"
+    GB = "GB"
+    TB = "TB"
+    KiB = "KiB"
+    MiB = "MiB"
+    GiB = "GiB"
+    TiB = "TiB"
+
+
+UNIT_BYTES: dict[str, int] = {
+    "B": 1,
+    "KB": 10**3,
+    "MB": 10**6,
+    "GB": 10**9,
+    "TB": 10**12,
+    "KiB": 2**10,
+    "MiB": 2**20,
+    "GiB": 2**30,
+    "TiB": 2**40,
+}
+
+
+class Size(Strict):
+    """A size with an explicit unit: catalogues mix GB (1e9) and GiB (2**30)."""
+
+    value: Annotated[float, Field(gt=0)]
+    unit: Literal["B", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB"]
+
+    @property
+    def bytes(self) -> int:
+        return round(self.value * UNIT_BYTES[self.unit])
+
+    def __str__(self) -> str:
+        return f"{self.value:g} {self.unit}"
+
+
+KvDtype = Literal["auto", "bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2"]
+GgufCacheType = Literal["f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"]
+Status = Literal["incubating", "experimental", "caveats", "production", "retired"]
+STATUS_LADDER: tuple[str, ...] = ("incubating", "experimental", "caveats", "production")
+
+
+class Requirements(Strict):
+    """What must hold in a profile that uses a drafter or a patch (empty = anything)."""
+
+    kv_cache_dtypes: list[str] = Field(default_factory=list)
+    attention_backends: list[str] = Field(default_factory=list)
+    engines: list[Literal["vllm", "llama.cpp", "sglang"]] = Field(default_factory=list)
+    # e.g. the DFlash2 lookup path needs vLLM's synchronous scheduler.
+    async_scheduling: bool | None = None
+    reason: str | None = None

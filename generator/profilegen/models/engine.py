@@ -1,0 +1,65 @@
+"""An engine: a pinned container image of vLLM, llama.cpp (or a fork) or SGLang."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints, model_validator
+
+from .common import EnvName, Id, Strict, Text
+
+TunableType = Literal["int", "float", "bool", "word", "path", "text"]
+
+
+class Tunable(Strict):
+    """A setting a rig owner may override with an environment variable."""
+
+    env: EnvName
+    # Dotted path that supplies the default: `profile.envelope.tp`, `engine.image_ref`;
+    # a tunable whose field is unset in a profile is left out of that profile.
+    field: Annotated[str, StringConstraints(pattern=r"^(profile|engine)(\.[a-z_][a-z0-9_]*)+$")] | None = None
+    default: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.:/@+-]*$")] | None = None
+    type: TunableType
+    help: Text
+    # Where the value is used: inside the container (entrypoint) or only by Compose.
+    scope: Literal["container", "compose"] = "container"
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Tunable:
+        if (self.field is None) == (self.default is None):
+            raise ValueError("a tunable takes its default from exactly one of field or default")
+        return self
+
+
+class Engine(Strict):
+    id: Id
+    kind: Literal["vllm", "llama.cpp", "sglang"]
+    name: Text
+    image: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._/-]*[a-z0-9]$")]
+    tag: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")]
+    digest: Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None
+    # Environment variable that lets a rig owner swap the image (e.g. VLLM_IMAGE).
+    image_env: EnvName | None = None
+    binary: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_./-]+$")]
+    container_port: Annotated[int, Field(ge=1, le=65535)]
+    # Where boot-time patches apply inside the image (the engine's package dir).
+    package_dir: Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9_./-]*$")] | None = None
+    model_mount: Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9_./-]*$")]
+    model_mount_readonly: bool = False
+    patch_mount_root: Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9_./-]*$")] = (
+        "/etc/profilegen/patches"
+    )
+    # Flags this engine understands; a profile asking for another one is a finding.
+    flags: list[Annotated[str, StringConstraints(pattern=r"^-{1,2}[A-Za-z0-9][A-Za-z0-9-]*$")]] = (
+        Field(default_factory=list)
+    )
+    kv_cache_dtypes: list[Annotated[str, StringConstraints(pattern=r"^[a-z0-9_]+$")]] = Field(
+        default_factory=list
+    )
+    tunables: list[Tunable] = Field(default_factory=list)
+    notes: Text | None = None
+
+    @property
+    def image_ref(self) -> str:
+        ref = f"{self.image}:{self.tag}"
+        return f"{ref}@{self.digest}" if self.digest else ref

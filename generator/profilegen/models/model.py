@@ -1,0 +1,94 @@
+"""A model: architecture facts a fit model needs, and its artifacts on Hugging Face."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints, model_validator
+
+from .common import GitCommit, Id, PositiveInt, Size, Strict, Text
+
+HF_REPO_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$"
+HfRepo = Annotated[str, StringConstraints(pattern=HF_REPO_PATTERN)]
+RepoPath = Annotated[
+    str, StringConstraints(pattern=r"^(?!/)(?!.*\.\.)[A-Za-z0-9._+/\[\]-]{1,255}$")
+]
+LocalDir = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")]
+
+
+class Artifact(Strict):
+    """Files on the Hub that a profile mounts: main weights, a drafter or a projector."""
+
+    repo: HfRepo
+    # A 40-hex commit pins the artifact; a branch or tag name is allowed but flagged.
+    revision: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._/-]{1,128}$")] | None = None
+    # Files to take from the repo; empty means the whole repo.
+    files: list[RepoPath] = Field(default_factory=list)
+    size: Size
+    format: Literal["safetensors", "compressed-tensors", "gguf", "fp8", "nvfp4", "awq", "gptq", "auto-round"]
+    quantization: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_. ()/-]{1,80}$")] | None = None
+    kind: Literal["main", "draft", "mmproj"] = "main"
+    # Folder under the model cache the compose mounts (whole-repo artifacts) or holds files.
+    local_dir: LocalDir
+    gated: bool = False
+    notes: Text | None = None
+
+    @property
+    def pinned(self) -> bool:
+        return self.revision is not None and len(self.revision) == 40 and all(
+            c in "0123456789abcdef" for c in self.revision
+        )
+
+
+class LinearAttention(Strict):
+    """Gated-DeltaNet style layers: a fixed recurrent state per sequence, no per-token KV."""
+
+    num_key_heads: PositiveInt
+    num_value_heads: PositiveInt
+    key_head_dim: PositiveInt
+    value_head_dim: PositiveInt
+    conv_kernel: PositiveInt
+
+
+class Architecture(Strict):
+    num_layers: PositiveInt
+    # Layers that grow a per-token KV cache (all of them for a plain transformer).
+    full_attention_layers: PositiveInt
+    hidden_size: PositiveInt
+    num_attention_heads: PositiveInt
+    num_kv_heads: PositiveInt
+    head_dim: PositiveInt
+    intermediate_size: PositiveInt | None = None
+    vocab_size: PositiveInt
+    max_position_embeddings: PositiveInt
+    linear_attention: LinearAttention | None = None
+    mtp_layers: Annotated[int, Field(ge=0)] = 0
+    vision: bool = False
+    dtype: Literal["bfloat16", "float16"] = "bfloat16"
+
+    @model_validator(mode="after")
+    def _layers(self) -> Architecture:
+        if self.full_attention_layers > self.num_layers:
+            raise ValueError(
+                f"full_attention_layers ({self.full_attention_layers}) exceeds "
+                f"num_layers ({self.num_layers})"
+            )
+        if self.num_attention_heads % self.num_kv_heads:
+            raise ValueError("num_attention_heads must be a multiple of num_kv_heads")
+        hybrid = self.full_attention_layers < self.num_layers
+        if hybrid and self.linear_attention is None:
+            raise ValueError("a hybrid model (full_attention_layers < num_layers) needs linear_attention")
+        return self
+
+
+class Model(Strict):
+    id: Id
+    name: Text
+    family: Id
+    served_name: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$")]
+    architecture: Architecture
+    # Needed only for models whose code lives on the Hub; the reason is mandatory.
+    trust_remote_code: Text | None = None
+    chat_template: Text | None = None
+    artifacts: dict[Id, Artifact]
+    notes: Text | None = None

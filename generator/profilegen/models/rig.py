@@ -1,0 +1,46 @@
+"""A rig: N identical GPUs, how they are connected, the host, and its policy."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from .common import Fraction, Id, PositiveInt, Size, Strict, Text
+
+
+class Interconnect(Strict):
+    kind: Literal["pcie", "nvlink", "single"] = "pcie"
+    # PCIe lanes each card gets, in card order (asymmetric x16/x4 desktops are common).
+    pcie_lanes: list[Annotated[int, Field(ge=1, le=16)]] = Field(default_factory=list)
+    pcie_gen: Annotated[int, Field(ge=1, le=6)] | None = None
+    nvlink: bool = False
+
+
+class RigPolicy(Strict):
+    max_gpu_memory_utilization: Fraction | None = None
+    reason: Text | None = None
+
+
+class Rig(Strict):
+    id: Id
+    name: Text
+    gpu: Id
+    count: PositiveInt
+    interconnect: Interconnect = Interconnect()
+    host_os: Literal["linux", "wsl2", "windows"] = "linux"
+    # Index of a card that also drives a desktop: its compositor holds VRAM.
+    desktop_gpu: Annotated[int, Field(ge=0)] | None = None
+    desktop_reserve: Size | None = None
+    power_limit_w: list[Annotated[float, Field(gt=0)]] = Field(default_factory=list)
+    policy: RigPolicy = RigPolicy()
+    notes: Text | None = None
+
+    @model_validator(mode="after")
+    def _cards(self) -> Rig:
+        if self.desktop_gpu is not None and self.desktop_gpu >= self.count:
+            raise ValueError(f"desktop_gpu {self.desktop_gpu} is not one of the {self.count} cards")
+        lanes = self.interconnect.pcie_lanes
+        if lanes and len(lanes) != self.count:
+            raise ValueError(f"interconnect.pcie_lanes lists {len(lanes)} cards, rig has {self.count}")
+        return self

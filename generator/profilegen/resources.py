@@ -1,0 +1,27 @@
+"""Finds the packaged templates and schemas, and a registry's own template overrides."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def data_dir(name: str) -> Path:
+    """`templates` or `schema`: inside an installed wheel, else the source checkout."""
+    packaged = _PACKAGE / "_data" / name
+    if packaged.is_dir():
+        return packaged
+    # Editable installs and a plain checkout keep them at the repository root.
+    return _PACKAGE.parents[1] / name
+
+
+def template_dirs(root: Path | None) -> list[Path]:
+    """Search path for templates: the registry's own templates/ first, then ours."""
+    dirs = []
+    if root is not None and (root / "templates").is_dir():
+        dirs.append(root / "templates")
+    builtin = data_dir("templates")
+    if builtin not in dirs:
+        dirs.append(builtin)
+    return dirs

@@ -1,0 +1,103 @@
+"""Turns pydantic validation errors into located findings with helpful hints."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from .errors import FindingSink, Location
+
+LocateFn = Callable[[tuple[str | int, ...]], Location]
+
+
+def suggest(word: str, choices: Sequence[str]) -> str | None:
+    """A 'did you mean' for a misspelt key or reference."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def _data_path(data: Any, loc: tuple[Any, ...]) -> tuple[str | int, ...]:
+    """Follows pydantic's loc through the data, dropping union/validator tags."""
+    path: list[str | int] = []
+    node = data
+    for part in loc:
+        if isinstance(node, dict) and part in node:
+            path.append(part)
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            path.append(part)
+            node = node[part]
+    return tuple(path)
+
+
+def _fields_at(model: type[BaseModel], data: Any, path: tuple[str | int, ...]) -> list[str]:
+    """Field names of the (sub)model that holds an unknown key, for suggestions."""
+    current: Any = model
+    for part in path:
+        if isinstance(part, int):
+            continue
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            return []
+        field = current.model_fields.get(str(part))
+        if field is None:
+            return []
+        current = _inner_model(field.annotation)
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return list(current.model_fields)
+    return []
+
+
+def _inner_model(annotation: Any) -> Any:
+    import typing
+
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _inner_model(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def report_validation(
+    error: ValidationError,
+    model: type[BaseModel],
+    data: Any,
+    locate: LocateFn,
+    sink: FindingSink,
+) -> None:
+    """Adds one finding per pydantic error, each at the line of the offending node."""
+    seen: set[tuple[tuple[str | int, ...], str]] = set()
+    for item in error.errors(include_url=False):
+        loc = tuple(item["loc"])
+        path = _data_path(data, loc)
+        dotted = ".".join(str(p) for p in path) or "(document)"
+        kind = item["type"]
+        hint: str | None = None
+        if kind == "extra_forbidden":
+            key = str(path[-1]) if path else str(loc[-1])
+            message = f"unknown key {key!r}"
+            choices = _fields_at(model, data, path[:-1])
+            close = suggest(key, choices)
+            hint = f"did you mean {close!r}?" if close else (
+                "allowed keys: " + ", ".join(choices) if choices else None
+            )
+        elif kind == "missing":
+            key = str(loc[-1])
+            message = f"missing required key {key!r}" + (f" in {dotted}" if path else "")
+        else:
+            msg = str(item["msg"]).removeprefix("Value error, ")
+            got = f" (got {_describe(item['input'])})" if kind not in ("value_error",) else ""
+            message = f"{dotted}: {msg}{got}"
+        if (path, message) in seen:
+            continue
+        seen.add((path, message))
+        sink.add(locate(path), message, hint=hint, path=dotted)
