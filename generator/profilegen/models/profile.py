@@ -85,7 +85,8 @@ class Mount(Strict):
 
 
 class ProfileTunable(Strict):
-    default: Scalar
+    # Defaults land inside `${VAR:-default}`: only characters Compose reads literally.
+    default: Union[bool, int, float, Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.:/@+,~-]*$")]]
     type: Literal["int", "float", "bool", "word", "path", "text"]
     help: Text
 

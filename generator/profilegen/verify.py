@@ -1,0 +1,54 @@
+"""Defence in depth: parse what was rendered and compare it with what was intended."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+if TYPE_CHECKING:
+    from .render import Rendered
+
+
+def _first_difference(want: Any, got: Any, path: str = "") -> str | None:
+    if isinstance(want, dict) and isinstance(got, dict):
+        for key in sorted(set(want) | set(got), key=str):
+            if key not in got:
+                return f"{path}.{key} is missing"
+            if key not in want:
+                return f"{path}.{key} was not intended"
+            found = _first_difference(want[key], got[key], f"{path}.{key}")
+            if found:
+                return found
+        return None
+    if isinstance(want, list) and isinstance(got, list):
+        if len(want) != len(got):
+            return f"{path} has {len(got)} items, intended {len(want)}"
+        for i, (w, g) in enumerate(zip(want, got)):
+            found = _first_difference(w, g, f"{path}[{i}]")
+            if found:
+                return found
+        return None
+    if want != got or type(want) is not type(got):
+        return f"{path} is {got!r}, intended {want!r}"
+    return None
+
+
+def verify_rendered(rendered: Rendered) -> None:
+    """Raises RenderError when the compose does not parse back to the intended service."""
+    from .render import RenderError, intended_json
+
+    try:
+        doc = YAML(typ="safe", pure=True).load(rendered.compose.decode())
+    except YAMLError as exc:
+        raise RenderError(f"{rendered.profile_id}: rendered compose is not valid YAML: {exc}") from exc
+    if not isinstance(doc, dict) or set(doc) != {"name", "services"}:
+        raise RenderError(f"{rendered.profile_id}: rendered compose has unexpected top-level keys")
+    services = doc["services"]
+    if not isinstance(services, dict) or len(services) != 1:
+        raise RenderError(f"{rendered.profile_id}: rendered compose must hold exactly one service")
+    (got,) = services.values()
+    problem = _first_difference(intended_json(rendered.service), got)
+    if problem:
+        raise RenderError(f"{rendered.profile_id}: rendered compose differs from the registry: service{problem}")
