@@ -140,5 +140,35 @@ def schema_cmd(obj: Context, check: bool) -> None:
     _exit(EXIT_OK)
 
 
+@cli.command("render")
+@click.argument("profile", required=False)
+@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path),
+              help="Write a relocatable bundle (compose, manifest, .env.example, patches/) here.")
+@click.option("--all", "all_", is_flag=True, help="Rewrite the checked-in compose/ tree.")
+@pass_context
+def render_cmd(obj: Context, profile: str | None, output: Path | None, all_: bool) -> None:
+    """Render PROFILE's compose file to stdout (or a bundle with -o)."""
+    from .bundle import RenderOptions, run_render
+
+    _exit(run_render(obj.registry(), RenderOptions(profile, output, all_)))
+
+
+@cli.group("cache")
+def cache_group() -> None:
+    """The content-addressed cache of patch files (PROFILEGEN_CACHE)."""
+
+
+@cache_group.command("add")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@pass_context
+def cache_add_cmd(obj: Context, files: tuple[Path, ...]) -> None:
+    """Add downloaded patch files to the cache (for air-gapped rigs)."""
+    from .cache import cache_add
+
+    for line in cache_add(obj.registry(), list(files)):
+        click.echo(line)
+    _exit(EXIT_OK)
+
+
 def main() -> None:
     cli(prog_name="profilegen")
