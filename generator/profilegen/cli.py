@@ -170,5 +170,38 @@ def cache_add_cmd(obj: Context, files: tuple[Path, ...]) -> None:
     _exit(EXIT_OK)
 
 
+@cli.command("check")
+@click.option("--online", is_flag=True, help="Also verify every artifact on the Hub (HF_ENDPOINT, HF_TOKEN).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text",
+              show_default=True)
+@pass_context
+def check_cmd(obj: Context, online: bool, fmt: str) -> None:
+    """Check the registry, the generated tree and the lock file (exit 1 on findings)."""
+    from .check import CheckOptions, run_check
+
+    _exit(run_check(CheckOptions(obj.root_option, fmt, online, _color())))
+
+
+@cli.command("lock")
+@click.option("--offline", "offline_only", is_flag=True,
+              help="Do not ask the Hub: record declared facts, keep still-valid resolved entries.")
+@pass_context
+def lock_cmd(obj: Context, offline_only: bool) -> None:
+    """Resolve every artifact on the Hub and every remote patch pin into the lock file."""
+    from .online import run_lock
+
+    _exit(run_lock(obj.registry(), offline_only=offline_only))
+
+
+@cli.command("artifacts")
+@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@pass_context
+def artifacts_cmd(obj: Context, fmt: str) -> None:
+    """List every Hub artifact the registry uses, with what the lock file knows."""
+    from .artifact_list import run_artifacts
+
+    _exit(run_artifacts(obj.registry(), fmt))
+
+
 def main() -> None:
     cli(prog_name="profilegen")

@@ -1,0 +1,71 @@
+"""The named checks of `profilegen check`, one module per area."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from ..errors import Finding, Location, Severity
+from ..registry import Registry
+
+RuleFn = Callable[["CheckContext"], Iterator[Finding]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    severity: Severity
+    summary: str
+    fn: RuleFn
+    online: bool = False
+
+
+RULES: list[Rule] = []
+
+
+def rule(rule_id: str, summary: str, severity: Severity = Severity.ERROR) -> Callable[[RuleFn], RuleFn]:
+    """Registers a check; its findings carry its id, and its summary documents it."""
+
+    def register(fn: RuleFn) -> RuleFn:
+        RULES.append(Rule(rule_id, severity, summary, fn))
+        return fn
+
+    return register
+
+
+@dataclass
+class CheckContext:
+    registry: Registry
+    online: bool = False
+    cache: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def root(self) -> Path:
+        return self.registry.root
+
+    def finding(
+        self,
+        rule_id: str,
+        where: Location,
+        message: str,
+        hint: str | None = None,
+        severity: Severity | None = None,
+    ) -> Finding:
+        default = next((r.severity for r in RULES if r.id == rule_id), Severity.ERROR)
+        return Finding(where, message, hint, rule_id, severity or default)
+
+    @cached_property
+    def plan(self) -> dict[str, bytes]:
+        """A fresh render of the checked-in tree, shared by the disk rules."""
+        from ..render import plan_all
+
+        return plan_all(self.registry)
+
+
+def load_rules() -> list[Rule]:
+    """Imports the rule modules (registration happens at import), in report order."""
+    from . import catalogue, disk, hardware, lockfile, patches  # noqa: F401
+
+    return RULES
