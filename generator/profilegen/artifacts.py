@@ -7,10 +7,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from typing import TYPE_CHECKING
+
 from .errors import Location, ProfilegenError
-from .hub import ArtifactRequest, ArtifactResult
 from .models.model import Artifact
 from .registry import Registry
+
+if TYPE_CHECKING:
+    # huggingface_hub costs ~0.4 s to import: only the online paths load it.
+    from .hub import ArtifactRequest, ArtifactResult
 
 LOCK_NAME = "profilegen.lock.json"
 LOCK_VERSION = 1
@@ -27,6 +32,8 @@ class ArtifactUse:
     used_by: tuple[str, ...]
 
     def request(self) -> ArtifactRequest:
+        from .hub import ArtifactRequest
+
         a = self.artifact
         return ArtifactRequest(
             key=self.key,

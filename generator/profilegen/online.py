@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -32,12 +33,34 @@ def _progress(total: int) -> tuple[object, object]:
     return bar, lambda _result: bar.update(1)
 
 
+def hub_settings() -> HubSettings:
+    """Timeouts and retries, tunable for slow links (PROFILEGEN_HUB_TIMEOUT, _RETRIES, _WORKERS)."""
+
+    def number(name: str, default: float) -> float:
+        raw = os.environ.get(name)
+        if not raw:
+            return default
+        try:
+            value = float(raw)
+        except ValueError:
+            raise ProfilegenError(f"{name} must be a number, got {raw!r}") from None
+        if value < 0:
+            raise ProfilegenError(f"{name} must not be negative, got {raw!r}")
+        return value
+
+    return HubSettings(
+        timeout=number("PROFILEGEN_HUB_TIMEOUT", 10.0) or 10.0,
+        retries=int(number("PROFILEGEN_HUB_RETRIES", 4)),
+        workers=max(1, int(number("PROFILEGEN_HUB_WORKERS", 16))),
+    )
+
+
 def verify_uses(uses: list[ArtifactUse]) -> list[ArtifactResult]:
     if offline():
         raise ProfilegenError("HF_HUB_OFFLINE is set: the Hub cannot be asked (drop --online, or unset it)")
     bar, progress = _progress(len(uses))
     try:
-        return verify_artifacts([u.request() for u in uses], HubSettings(), progress)  # type: ignore[arg-type]
+        return verify_artifacts([u.request() for u in uses], hub_settings(), progress)  # type: ignore[arg-type]
     except HubError as exc:
         raise ProfilegenError(str(exc)) from exc
     finally:

@@ -40,7 +40,7 @@ def verify_rendered(rendered: Rendered) -> None:
     from .render import RenderError, intended_json
 
     try:
-        doc = YAML(typ="safe", pure=True).load(rendered.compose.decode())
+        doc = YAML(typ="safe").load(rendered.compose.decode())
     except YAMLError as exc:
         raise RenderError(f"{rendered.profile_id}: rendered compose is not valid YAML: {exc}") from exc
     if not isinstance(doc, dict) or set(doc) != {"name", "services"}:

@@ -70,7 +70,7 @@ def mounts(ctx: CheckContext) -> Iterator[Finding]:
         from ruamel.yaml.error import YAMLError
 
         try:
-            doc = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
+            doc = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
             services = doc["services"].values()
         except (YAMLError, KeyError, TypeError, AttributeError, OSError, UnicodeDecodeError):
             yield ctx.finding("patch-mount", Location(compose_rel, 1), "generated compose cannot be parsed")
