@@ -60,13 +60,17 @@ def run_render(registry: Registry, opts: RenderOptions) -> int:
 def _render_all(registry: Registry) -> int:
     plan = plan_all(registry)
     changed = write_files({registry.root / rel: content for rel, content in plan.items()})
-    removed = remove_orphans(registry.root, {rel.split("/")[1] for rel in plan})
+    from .docs import remove_orphan_pages
+
+    profiles = {rel.split("/")[1] for rel in plan if rel.startswith(f"{COMPOSE_DIR}/")}
+    removed = remove_orphans(registry.root, profiles)
+    removed += remove_orphan_pages(registry.root, list(plan))
     for path in changed:
         click.echo(f"wrote {path.relative_to(registry.root).as_posix()}")
     for path in removed:
         click.echo(f"removed {path.relative_to(registry.root).as_posix()}")
     if not changed and not removed:
-        click.echo(f"{COMPOSE_DIR}/ is up to date ({len(plan)} files)")
+        click.echo(f"{COMPOSE_DIR}/ and docs/ are up to date ({len(plan)} files)")
     return 0
 
 

@@ -100,6 +100,36 @@ def list_cmd(obj: Context, fmt: str, rig: str | None, fits: bool, detect: bool) 
     _exit(run_list(obj.registry(), ListOptions(fmt=fmt, rig=rig, fits=fits, detect=detect)))
 
 
+@cli.command("fit")
+@click.argument("profile", required=False)
+@click.option("--rig", help="Fit on this rig instead (its GPU and card count).")
+@click.option("--tp", type=click.IntRange(min=1), help="Tensor-parallel size.")
+@click.option("--gpu-util", type=click.FloatRange(0, 1, min_open=True),
+              help="gpu_memory_utilization.")
+@click.option("--kv-dtype", help="KV-cache dtype (bfloat16, fp8_e4m3; llama.cpp: q8_0, q4_0).")
+@click.option("--max-model-len", type=click.IntRange(min=1), help="Context length in tokens.")
+@click.option("--max-num-seqs", type=click.IntRange(min=1), help="Concurrent sequences.")
+@click.option("--max-num-batched-tokens", type=click.IntRange(min=1),
+              help="Prefill chunk in tokens.")
+@click.option("--spec-n", type=click.IntRange(min=0), help="Draft width; 0 turns the drafter off.")
+@click.option("--kv-cache-memory", type=click.IntRange(min=1), metavar="BYTES",
+              help="Pin vLLM's KV pool per GPU (replaces the utilization budget).")
+@click.option("--weights", help="Another weights variant of the profile's model.")
+@click.option("--calibration", is_flag=True,
+              help="Ignore PROFILE: predicted vs measured for every evidence record "
+                   "(exit 1 past ±5%).")
+@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@pass_context
+def fit_cmd(
+    obj: Context, /, profile: str | None, fmt: str, calibration: bool, **what_if: Any
+) -> None:
+    """Predict PROFILE's per-GPU memory budget and KV pool (exit 1 when it does not fit)."""
+    from .fit import FitOptions, run_fit
+
+    opts = FitOptions(profile=profile, fmt=fmt, calibration=calibration, **what_if)
+    _exit(run_fit(obj.registry(), opts))
+
+
 @cli.command("show")
 @click.argument("profile")
 @click.option("--format", "fmt", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True)
@@ -201,6 +231,44 @@ def artifacts_cmd(obj: Context, fmt: str) -> None:
     from .artifact_list import run_artifacts
 
     _exit(run_artifacts(obj.registry(), fmt))
+
+
+@cli.command("new")
+@click.argument("new_id")
+@click.option("--from", "sibling", required=True, help="Profile to extend (id or upstream key).")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+              help="Override a dotted key, value read as YAML (envelope.max_model_len=131072).")
+@pass_context
+def new_cmd(obj: Context, new_id: str, sibling: str, sets: tuple[str, ...]) -> None:
+    """Start profile NEW_ID as a small file that extends a sibling."""
+    from .newprofile import NewOptions, run_new
+
+    _exit(run_new(obj.root, NewOptions(new_id, sibling, sets)))
+
+
+@cli.command("changelog")
+@click.argument("profile")
+@pass_context
+def changelog_cmd(obj: Context, profile: str) -> None:
+    """Draft a CHANGELOG entry (Markdown) from PROFILE and its newest evidence."""
+    from .changelog import run_changelog
+
+    _exit(run_changelog(obj.registry(), profile))
+
+
+@cli.command("fetch")
+@click.argument("profile")
+@click.option("--model-dir", required=True, envvar="MODEL_DIR", show_envvar=True,
+              type=click.Path(file_okay=False, path_type=Path),
+              help="Host folder the compose mounts as the model cache (MODEL_DIR).")
+@click.option("--dry-run", is_flag=True, help="Print what would be downloaded and where.")
+@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@pass_context
+def fetch_cmd(obj: Context, profile: str, model_dir: Path, dry_run: bool, fmt: str) -> None:
+    """Download PROFILE's artifacts into MODEL_DIR and verify them against the lock file."""
+    from .fetch import FetchOptions, run_fetch
+
+    _exit(run_fetch(obj.registry(), FetchOptions(profile, model_dir, dry_run, fmt)))
 
 
 def main() -> None:

@@ -77,7 +77,10 @@ class FindingSink:
         severity: Severity = Severity.ERROR,
         path: str = "",
     ) -> None:
-        self.findings.append(Finding(location, message, hint, rule, severity, path))
+        finding = Finding(location, message, hint, rule, severity, path)
+        # A value inherited by several profiles is one mistake, reported once.
+        if finding not in self.findings:
+            self.findings.append(finding)
 
     @property
     def errors(self) -> list[Finding]:

@@ -75,9 +75,14 @@ def _plain(yaml: YAML, node: Node, path: NodePath, lines: dict[NodePath, int]) -
     return yaml.constructor.construct_object(node, deep=True)
 
 
-def _mark_line(error: MarkedYAMLError) -> int | None:
-    mark = error.problem_mark or error.context_mark
-    return None if mark is None else mark.line + 1
+def _mark_line(error: MarkedYAMLError, text: str) -> int | None:
+    # At the end of the stream (an unclosed quote or bracket) the problem mark points
+    # past the last line; the context mark says where the construct began.
+    at_end = "end of stream" in (error.problem or "")
+    mark = (error.context_mark if at_end else None) or error.problem_mark or error.context_mark
+    if mark is None:
+        return None
+    return min(mark.line + 1, max(1, text.count("\n") + (0 if text.endswith("\n") else 1)))
 
 
 def parse_text(text: str, display: str, sink: FindingSink, path: Path | None = None) -> Document | None:
@@ -96,7 +101,7 @@ def parse_text(text: str, display: str, sink: FindingSink, path: Path | None = N
         return None
     except MarkedYAMLError as exc:
         problem = exc.problem or exc.context or "malformed YAML"
-        sink.add(Location(display, _mark_line(exc)), f"malformed YAML: {problem}")
+        sink.add(Location(display, _mark_line(exc, text)), f"malformed YAML: {problem}")
         return None
     except YAMLError as exc:
         sink.add(Location(display, 1), f"malformed YAML: {exc}")

@@ -47,7 +47,8 @@ def yaml_string(text: str) -> str:
     """A YAML scalar that parses back to exactly `text` (JSON is valid YAML)."""
     if _PLAIN.match(text) and text.lower() not in _RESERVED:
         return text
-    return json.dumps(text, ensure_ascii=True)
+    # \U escapes: YAML does not join the surrogate pairs of json.dumps(ensure_ascii=True).
+    return re.sub("[^ -~]", lambda m: f"\\U{ord(m[0]):08x}", json.dumps(text, ensure_ascii=False))
 
 
 def yaml_value(value: object) -> str:
@@ -85,7 +86,7 @@ def yaml_block(text: str, indent: int) -> RawYaml:
         and all(line == line.rstrip(" \t") for line in body)
     )
     if not safe:
-        return RawYaml(json.dumps(escaped, ensure_ascii=True))
+        return RawYaml(yaml_string(escaped))
     pad = " " * indent
     return RawYaml("|\n" + "\n".join(pad + line if line else "" for line in body))
 

@@ -86,6 +86,9 @@ class Registry:
     profiles: dict[str, Profile] = field(default_factory=dict)
     abstract_profiles: set[str] = field(default_factory=set)
     sources: dict[tuple[str, str], Source] = field(default_factory=dict)
+    # Entities whose file failed validation: their own findings say why, so
+    # references to them are not reported again as "not defined".
+    broken: set[tuple[str, str]] = field(default_factory=set)
     documents: list[tuple[str, Document]] = field(default_factory=list)
 
     def where(self, kind: str, ident: str, node: NodePath = ()) -> Location:
@@ -173,6 +176,9 @@ def load_registry(root: Path) -> tuple[Registry, FindingSink]:
     for kind, doc in registry.documents:
         data = _validate_file(kind, doc, sink)
         if data is None:
+            ident = doc.data.get("id") if isinstance(doc.data, dict) else None
+            if isinstance(ident, str):
+                registry.broken.add((kind, ident))
             continue
         ident = data["id"]
         if (kind, ident) in registry.sources:

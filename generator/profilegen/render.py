@@ -216,11 +216,12 @@ def _service(ctx: Context, script: str) -> dict[str, Any]:
         "restart": ctx.compose_value("CLUB3090_RESTART", profile.restart),
     }
     if profile.user_gid is not None:
-        service["user"] = Interp("0:" + interp(ctx.tunables, "DOCKER_GID"))
+        gid = ctx.compose_value("DOCKER_GID", profile.user_gid)
+        service["user"] = Interp(f"0:{gid.text}") if isinstance(gid, Interp) else f"0:{gid}"
+    if engine.ipc_host:
+        service.update({"ipc": "host", "shm_size": profile.shm_size})
     service.update(
         {
-            "ipc": "host",
-            "shm_size": profile.shm_size,
             "ports": [Interp(f"{host_text}:{port_text}:{engine.container_port}")],
             "environment": _environment(ctx),
             "volumes": _volumes(ctx),
@@ -282,12 +283,15 @@ def render_profile(registry: Registry, profile: Profile) -> Rendered:
 
 
 def plan_all(registry: Registry) -> dict[str, bytes]:
-    """The whole checked-in compose/ tree: relative path -> bytes."""
+    """The whole checked-in generated tree (compose/ and docs/): relative path -> bytes."""
     plan: dict[str, bytes] = {}
     for profile in registry.concrete_profiles():
         rendered = render_profile(registry, profile)
         for name, content in rendered.files().items():
             plan[f"{COMPOSE_DIR}/{profile.id}/{name}"] = content
+    from .docs import docs_plan
+
+    plan.update(docs_plan(registry))
     return plan
 
 

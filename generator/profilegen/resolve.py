@@ -69,7 +69,7 @@ def resolve_profiles(
         data, source = raw[ident]
         parent = data.get("extends")
         if parent is not None and parent not in raw:
-            if ("profiles", parent) not in registry.sources:
+            if ("profiles", parent) not in registry.broken:
                 close = suggest(parent, list(raw))
                 sink.add(
                     source.where(("extends",)),
@@ -112,9 +112,13 @@ def _ref(
     what: str,
     name: str | None,
     known: dict[str, Any],
+    broken: frozenset[str] = frozenset(),
 ) -> bool:
     if name is None or name in known:
         return True
+    if name in broken:
+        # The entity exists but its own file is invalid; that finding says why.
+        return False
     close = suggest(name, list(known))
     sink.add(
         where,
@@ -125,17 +129,21 @@ def _ref(
     return False
 
 
+def _broken(registry: Registry, kind: str) -> frozenset[str]:
+    return frozenset(i for k, i in registry.broken if k == kind)
+
+
 def check_references(registry: Registry, sink: FindingSink) -> None:
     """Every name one entity uses for another must exist (with a did-you-mean)."""
     for rig in registry.rigs.values():
-        _ref(sink, registry.where("rigs", rig.id, ("gpu",)), "gpu", rig.gpu, registry.gpus)
+        _ref(sink, registry.where("rigs", rig.id, ("gpu",)), "gpu", rig.gpu, registry.gpus, _broken(registry, "gpus"))
     for patch in registry.patches.values():
         where = registry.where("patches", patch.id, ("engine",))
-        _ref(sink, where, "engine", patch.engine, registry.engines)
+        _ref(sink, where, "engine", patch.engine, registry.engines, _broken(registry, "engines"))
     for drafter in registry.drafters.values():
         for i, model in enumerate(drafter.models):
             where = registry.where("drafters", drafter.id, ("models", i))
-            _ref(sink, where, "model", model, registry.models)
+            _ref(sink, where, "model", model, registry.models, _broken(registry, "models"))
     for profile in registry.profiles.values():
         _profile_refs(registry, profile, sink)
 
@@ -144,15 +152,16 @@ def _profile_refs(registry: Registry, profile: Profile, sink: FindingSink) -> No
     def at(*node: str | int) -> Location:
         return registry.where("profiles", profile.id, node)
 
-    if _ref(sink, at("model"), "model", profile.model, registry.models):
+    if _ref(sink, at("model"), "model", profile.model, registry.models, _broken(registry, "models")):
         model = registry.models[profile.model]
         artifacts = model.artifacts
         _ref(sink, at("weights"), f"weights variant of {model.id}", profile.weights, artifacts)
         _ref(sink, at("mmproj"), f"projector variant of {model.id}", profile.mmproj, artifacts)
-    _ref(sink, at("engine"), "engine", profile.engine, registry.engines)
-    _ref(sink, at("rig"), "rig", profile.rig, registry.rigs)
+    _ref(sink, at("engine"), "engine", profile.engine, registry.engines, _broken(registry, "engines"))
+    _ref(sink, at("rig"), "rig", profile.rig, registry.rigs, _broken(registry, "rigs"))
     if profile.drafter is not None:
-        ok = _ref(sink, at("drafter", "id"), "drafter", profile.drafter.id, registry.drafters)
+        ok = _ref(sink, at("drafter", "id"), "drafter", profile.drafter.id, registry.drafters, _broken(registry, "drafters")
+        )
         if ok:
             drafter = registry.drafters[profile.drafter.id]
             if profile.drafter.width > drafter.max_width:
@@ -163,9 +172,9 @@ def _profile_refs(registry: Registry, profile: Profile, sink: FindingSink) -> No
                     rule="reference",
                 )
     for i, patch in enumerate(profile.patches):
-        _ref(sink, at("patches", i), "patch", patch, registry.patches)
+        _ref(sink, at("patches", i), "patch", patch, registry.patches, _broken(registry, "patches"))
     for i, ev in enumerate(profile.evidence):
-        _ref(sink, at("evidence", i, "rig"), "rig", ev.rig, registry.rigs)
+        _ref(sink, at("evidence", i, "rig"), "rig", ev.rig, registry.rigs, _broken(registry, "rigs"))
 
 
 def find_profile(registry: Registry, name: str) -> Profile:

@@ -29,6 +29,9 @@ def format_default(value: Any, kind: str) -> str:
         return ("1" if value else "0") if kind == "switch" else ("true" if value else "false")
     if isinstance(value, float):
         return json.dumps(value)
+    if isinstance(value, list | tuple):
+        # llama.cpp's `-ts 0.55,0.45`: a list default is one comma-separated word.
+        return ",".join(format_default(item, kind) for item in value)
     return str(value)
 
 
@@ -51,7 +54,7 @@ def effective_tunables(registry: Registry, profile: Profile) -> list[EffectiveTu
     out: list[EffectiveTunable] = []
     for tunable in engine.tunables:
         value = tunable.default if tunable.field is None else _lookup(tunable.field, context)
-        if value is None:
+        if value is None or value == []:
             continue
         out.append(
             EffectiveTunable(

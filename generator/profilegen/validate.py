@@ -62,6 +62,29 @@ def _inner_model(annotation: Any) -> Any:
     return None
 
 
+def _key_of_rule(
+    data: Any, path: tuple[str | int, ...], msg: str
+) -> tuple[tuple[str | int, ...], str]:
+    """Moves a model-level error to the key its message starts with, when that key exists."""
+    head, sep, rest = msg.partition(": ")
+    if not sep:
+        return path, msg
+    node = data
+    for part in path:
+        node = node[part]
+    target = list(path)
+    for part in head.split("."):
+        if not (isinstance(node, dict) and part in node):
+            return path, msg if not _is_key_name(head) else rest
+        target.append(part)
+        node = node[part]
+    return tuple(target), rest
+
+
+def _is_key_name(text: str) -> bool:
+    return all(p.isidentifier() for p in text.split("."))
+
+
 def _describe(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -95,7 +118,11 @@ def report_validation(
             message = f"missing required key {key!r}" + (f" in {dotted}" if path else "")
         else:
             msg = str(item["msg"]).removeprefix("Value error, ")
-            got = f" (got {_describe(item['input'])})" if kind not in ("value_error",) else ""
+            if kind == "value_error":
+                # Model-level rules name the key they are about first ("key: message").
+                path, msg = _key_of_rule(data, path, msg)
+                dotted = ".".join(str(p) for p in path) or "(document)"
+            got = f" (got {_describe(item['input'])})" if kind != "value_error" else ""
             message = f"{dotted}: {msg}{got}"
         if (path, message) in seen:
             continue

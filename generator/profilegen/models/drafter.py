@@ -18,6 +18,10 @@ class DraftShape(Strict):
     num_kv_heads: PositiveInt
     head_dim: PositiveInt
     hidden_size: PositiveInt | None = None
+    # Tokens each drafter layer attends back over; None means full attention.
+    sliding_window: PositiveInt | None = None
+    # Target hidden states the drafter reads per token (DFlash taps several layers).
+    hidden_taps: PositiveInt = 1
 
 
 class Drafter(Strict):
@@ -37,10 +41,10 @@ class Drafter(Strict):
     @model_validator(mode="after")
     def _consistent(self) -> Drafter:
         if self.builtin == (self.artifact is not None):
-            raise ValueError("a drafter is either builtin or has an artifact, not both or neither")
+            raise ValueError("builtin: a drafter is either builtin or has an artifact, not both or neither")
         if self.default_width > self.max_width:
-            raise ValueError(f"default_width {self.default_width} exceeds max_width {self.max_width}")
+            raise ValueError(f"default_width: default_width {self.default_width} exceeds max_width {self.max_width}")
         if self.artifact is not None and self.artifact.kind != "draft":
-            raise ValueError("a drafter's artifact must have kind 'draft'")
+            raise ValueError("artifact: a drafter's artifact must have kind 'draft'")
         return self
 

@@ -27,7 +27,7 @@ class Tunable(Strict):
     @model_validator(mode="after")
     def _one_source(self) -> Tunable:
         if (self.field is None) == (self.default is None):
-            raise ValueError("a tunable takes its default from exactly one of field or default")
+            raise ValueError("env: a tunable takes its default from exactly one of field or default")
         return self
 
 
@@ -41,6 +41,13 @@ class Engine(Strict):
     # Environment variable that lets a rig owner swap the image (e.g. VLLM_IMAGE).
     image_env: EnvName | None = None
     binary: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_./-]+$")]
+    # Words between the binary and the server's arguments (`-m sglang.launch_server`).
+    binary_args: list[Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.=-]+$")]] = Field(
+        default_factory=list
+    )
+    # Multi-process engines (vLLM, SGLang) share tensors through host IPC and /dev/shm;
+    # llama.cpp is one process and gets neither `ipc: host` nor `shm_size`.
+    ipc_host: bool = True
     container_port: Annotated[int, Field(ge=1, le=65535)]
     # Where boot-time patches apply inside the image (the engine's package dir).
     package_dir: Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9_./-]*$")] | None = None

@@ -28,8 +28,13 @@ class Artifact(Strict):
     format: Literal["safetensors", "compressed-tensors", "gguf", "fp8", "nvfp4", "awq", "gptq", "auto-round"]
     quantization: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_. ()/-]{1,80}$")] | None = None
     kind: Literal["main", "draft", "mmproj"] = "main"
+    # Storage type of the quantized linear weights, for `profilegen fit`; needed only
+    # where `format` does not tell it (compressed-tensors holds W4A16 as well as FP8).
+    weight_dtype: Literal["bf16", "fp16", "fp8", "int8", "int4", "nvfp4"] | None = None
     # Folder under the model cache the compose mounts (whole-repo artifacts) or holds files.
     local_dir: LocalDir
+    # Folder inside the repo (and local_dir) the engine loads, for repos with variants.
+    subfolder: RepoPath | None = None
     gated: bool = False
     notes: Text | None = None
 
@@ -63,6 +68,8 @@ class Architecture(Strict):
     max_position_embeddings: PositiveInt
     linear_attention: LinearAttention | None = None
     mtp_layers: Annotated[int, Field(ge=0)] = 0
+    # config.json attn_output_gate (Qwen3-Next family): q_proj is twice as wide.
+    attn_output_gate: bool = False
     vision: bool = False
     dtype: Literal["bfloat16", "float16"] = "bfloat16"
 
@@ -70,14 +77,17 @@ class Architecture(Strict):
     def _layers(self) -> Architecture:
         if self.full_attention_layers > self.num_layers:
             raise ValueError(
-                f"full_attention_layers ({self.full_attention_layers}) exceeds "
+                f"full_attention_layers: full_attention_layers ({self.full_attention_layers}) exceeds "
                 f"num_layers ({self.num_layers})"
             )
         if self.num_attention_heads % self.num_kv_heads:
-            raise ValueError("num_attention_heads must be a multiple of num_kv_heads")
+            raise ValueError("num_kv_heads: num_attention_heads must be a multiple of num_kv_heads")
         hybrid = self.full_attention_layers < self.num_layers
         if hybrid and self.linear_attention is None:
-            raise ValueError("a hybrid model (full_attention_layers < num_layers) needs linear_attention")
+            raise ValueError(
+                "full_attention_layers: a hybrid model (fewer full-attention layers than layers) "
+                "needs linear_attention"
+            )
         return self
 
 

@@ -15,6 +15,12 @@ TargetPath = Annotated[str, StringConstraints(pattern=r"^(?!/)(?!.*\.\.)[A-Za-z0
 Url = Annotated[str, StringConstraints(pattern=r"^https://[A-Za-z0-9.-]+(:[0-9]+)?/[A-Za-z0-9._~%/+-]*$")]
 
 
+# prefer-padding-sliding-window-groups: hybrid KV groups pad the cheap sliding-window
+# layers instead of the per-token ones; v2-cudagraph-memory-reserve: the V2 model
+# runner's CUDA graphs are reserved (VLLM_V2_CUDAGRAPH_MEM_MIB) inside the budget.
+PatchEffect = Literal["prefer-padding-sliding-window-groups", "v2-cudagraph-memory-reserve"]
+
+
 class PatchFile(Strict):
     path: PatchFileName
     sha256: Sha256
@@ -31,14 +37,14 @@ class PatchSource(Strict):
     @model_validator(mode="after")
     def _where(self) -> PatchSource:
         if self.kind == "remote" and self.base_url is None:
-            raise ValueError("a remote source needs base_url")
+            raise ValueError("kind: a remote source needs base_url")
         if self.kind == "vendored" and self.base_url is not None:
-            raise ValueError("a vendored source takes no base_url")
+            raise ValueError("base_url: a vendored source takes no base_url")
         if self.base_url is not None and not self.base_url.endswith("/"):
-            raise ValueError("base_url must end with '/'")
+            raise ValueError("base_url: base_url must end with '/'")
         names = [f.path for f in self.files]
         if len(set(names)) != len(names):
-            raise ValueError("a file is listed twice")
+            raise ValueError("files: a file is listed twice")
         return self
 
     def url(self, file: PatchFile) -> str | None:
@@ -92,13 +98,15 @@ class Patch(Strict):
     foundational: bool = False
     upstream_ref: Text | None = None
     drop_when: Text
+    # How the patch changes the engine's memory sizing, for `profilegen fit`.
+    effects: list[PatchEffect] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _steps_use_files(self) -> Patch:
         names = {f.path for f in self.source.files}
         for step in self.steps:
             if step.file not in names:
-                raise ValueError(f"step file {step.file!r} is not among the source files")
+                raise ValueError(f"steps: step file {step.file!r} is not among the source files")
         return self
 
     @property

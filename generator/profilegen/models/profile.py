@@ -33,6 +33,9 @@ class Envelope(Strict):
     cudagraph_mem_mib: PositiveInt | None = None
     custom_ops: list[Word] = Field(default_factory=list)
     dtype: Literal["bfloat16", "float16", "auto"] = "bfloat16"
+    # How the engine loads the weights (SGLang `--quantization auto-round`); unset: the checkpoint
+    # config decides.
+    quantization: Word | None = None
     prefix_caching: bool = True
     chunked_prefill: bool = True
     async_scheduling: bool = True

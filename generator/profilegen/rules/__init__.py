@@ -66,6 +66,6 @@ class CheckContext:
 
 def load_rules() -> list[Rule]:
     """Imports the rule modules (registration happens at import), in report order."""
-    from . import catalogue, disk, hardware, lockfile, patches  # noqa: F401
+    from . import catalogue, disk, docs, fit, hardware, lockfile, patches  # noqa: F401
 
     return RULES

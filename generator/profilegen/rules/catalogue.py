@@ -69,6 +69,21 @@ def status(ctx: CheckContext) -> Iterator[Finding]:
                 )
 
 
+@rule("placeholder", "no TODO placeholder left from `profilegen new`", Severity.WARNING)
+def placeholders(ctx: CheckContext) -> Iterator[Finding]:
+    reg = ctx.registry
+    for p in reg.concrete_profiles():
+        for key in ("title", "best_for"):
+            value = getattr(p, key)
+            if value and value.lstrip().upper().startswith("TODO"):
+                yield ctx.finding(
+                    "placeholder",
+                    reg.where("profiles", p.id, (key,)),
+                    f"{key} of {p.id} is still a placeholder",
+                    hint="say what the profile is before it is merged",
+                )
+
+
 @rule("artifact-kind", "weights are main artifacts in a format the engine loads")
 def artifact_kind(ctx: CheckContext) -> Iterator[Finding]:
     reg = ctx.registry

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from ..errors import Finding, Location
 from ..render import COMPOSE_DIR
 from . import CheckContext, rule
+from .docs import first_difference
 
 GENERATED = ("compose.yaml", "patches.manifest.json", ".env.example")
 
@@ -14,7 +15,8 @@ GENERATED = ("compose.yaml", "patches.manifest.json", ".env.example")
 @rule("disk-missing", "every profile has its generated compose/<id>/ files")
 def missing(ctx: CheckContext) -> Iterator[Finding]:
     for rel in sorted(ctx.plan):
-        if not (ctx.root / rel).is_file():
+        # docs/ pages belong to no one profile: the docs-stale rule reports them.
+        if rel.startswith(f"{COMPOSE_DIR}/") and not (ctx.root / rel).is_file():
             profile_id = rel.split("/")[1]
             yield ctx.finding(
                 "disk-missing",
@@ -28,10 +30,13 @@ def missing(ctx: CheckContext) -> Iterator[Finding]:
 def stale(ctx: CheckContext) -> Iterator[Finding]:
     for rel, content in sorted(ctx.plan.items()):
         path = ctx.root / rel
-        if path.is_file() and path.read_bytes() != content:
+        if not (rel.startswith(f"{COMPOSE_DIR}/") and path.is_file()):
+            continue
+        on_disk = path.read_bytes()
+        if on_disk != content:
             yield ctx.finding(
                 "disk-stale",
-                Location(rel, 1),
+                Location(rel, first_difference(on_disk, content)),
                 f"{rel} differs from a fresh render of registry/profiles/{rel.split('/')[1]}.yaml",
                 hint="run `profilegen render --all`; never edit generated files by hand",
             )

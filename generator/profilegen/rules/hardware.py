@@ -4,14 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..errors import Finding
+from ..errors import Finding, Location
 from ..models import Profile
 from ..models.common import Requirements
 from . import CheckContext, rule
 
 
-def _at(ctx: CheckContext, profile: Profile, *node: str | int):  # type: ignore[no-untyped-def]
+def _at(ctx: CheckContext, profile: Profile, *node: str | int) -> Location:
     return ctx.registry.where("profiles", profile.id, node)
+
+
+def _own(ctx: CheckContext, profile: Profile, *nodes: tuple[str | int, ...]) -> Location:
+    """The first of several keys set in the profile's own file; else where the first is set.
+
+    When two values clash and one is inherited from a base, the finding belongs in the
+    file of the profile that made the combination.
+    """
+    own_file = ctx.registry.where("profiles", profile.id).file
+    locations = [ctx.registry.where("profiles", profile.id, node) for node in nodes]
+    return next((loc for loc in locations if loc.file == own_file), locations[0])
 
 
 @rule("hw-tp", "tensor parallelism divides the attention heads and fits the rig")
@@ -70,8 +81,8 @@ def kv_dtype(ctx: CheckContext) -> Iterator[Finding]:
         if backend and accepted is not None and env.kv_cache_dtype not in accepted:
             yield ctx.finding(
                 "hw-kv-dtype",
-                _at(ctx, p, "envelope", "kv_cache_dtype"),
-                f"{backend} on {gpu.name} (sm {gpu.sm}) does not take {env.kv_cache_dtype} KV",
+                _own(ctx, p, ("envelope", "kv_cache_dtype"), ("envelope", "attention_backend")),
+                f"{p.id}: {backend} on {gpu.name} (sm {gpu.sm}) does not take {env.kv_cache_dtype} KV",
                 hint=f"{backend} takes {', '.join(accepted)}; fp8 KV needs another backend",
             )
 

