@@ -14,7 +14,9 @@ IMPORT_DEPS = "import jinja2, pydantic, ruamel.yaml, jsonschema, click, huggingf
 def main() -> int:
     imports = median_seconds(lambda: run_command(python_command(IMPORT_DEPS)), RUNS)
     check = median_seconds(
-        lambda: run_command(python_command("from profilegen.cli import main; main()") + ["check"], ok=(0, 1)),
+        lambda: run_command(
+            python_command("from profilegen.cli import main; main()") + ["check"], ok=(0, 1)
+        ),
         RUNS,
     )
     ratio = check / imports

@@ -50,7 +50,9 @@ def main() -> int:
         root = Path(tmp)
         synthetic_registry(root)
         for i in range(ARTIFACTS):
-            hub.add_repo(f"bench/model-{i:03d}", {"model.safetensors": FakeFile(b"x" * 1000, lfs=True)})
+            hub.add_repo(
+                f"bench/model-{i:03d}", {"model.safetensors": FakeFile(b"x" * 1000, lfs=True)}
+            )
         os.environ.update(HF_ENDPOINT=hub.url, HF_HOME=str(root / "hf"))
         os.environ.pop("HF_TOKEN", None)
 

@@ -34,7 +34,10 @@ def main() -> int:
         ("profiles rendered", f"{len(profiles)} of {len(profiles)}"),
         ("in-process, per profile (median)", f"{per_profile * 1000:.1f} ms"),
         ("`profilegen render <seed>` (median)", f"{cli:.3f} s"),
-        ("upstream generator, per profile", f"{UPSTREAM_SECONDS_PER_PROFILE:.2f} s (8 of 101 profiles)"),
+        (
+            "upstream generator, per profile",
+            f"{UPSTREAM_SECONDS_PER_PROFILE:.2f} s (8 of 101 profiles)",
+        ),
         ("speed-up per profile", f"{UPSTREAM_SECONDS_PER_PROFILE / per_profile:.0f}x"),
     ]
     print(table(rows))

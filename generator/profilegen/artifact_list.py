@@ -18,7 +18,11 @@ def artifact_rows(registry: Registry) -> list[dict[str, Any]]:
         entry = (lock.artifacts.get(use.key) if lock else None) or {}
         locked = {f["path"]: f for f in entry.get("files") or [] if entry.get("resolved")}
         files = [
-            {"path": p, "size": locked.get(p, {}).get("size"), "sha256": locked.get(p, {}).get("sha256")}
+            {
+                "path": p,
+                "size": locked.get(p, {}).get("size"),
+                "sha256": locked.get(p, {}).get("sha256"),
+            }
             for p in use.artifact.files
         ]
         rows.append(
@@ -45,6 +49,8 @@ def run_artifacts(registry: Registry, fmt: str) -> int:
         rev = row["revision"] or "main (unpinned)"
         files = ", ".join(f["path"] for f in row["files"]) or "whole repo"
         used = ", ".join(row["used_by"]) or "unused"
-        click.echo(f"{row['key']}\n  {row['repo']}@{rev}  {row['declared_size_bytes'] / 1e9:.2f} GB  [{files}]")
+        click.echo(
+            f"{row['key']}\n  {row['repo']}@{rev}  {row['declared_size_bytes'] / 1e9:.2f} GB  [{files}]"
+        )
         click.echo(f"  used by: {used}")
     return 0

@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .errors import Location, ProfilegenError
 from .models.model import Artifact
@@ -97,7 +95,9 @@ def read_lock(root: Path) -> Lock | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise LockError(f"{LOCK_NAME}: cannot be read as JSON ({exc}); rerun `profilegen lock`") from exc
+        raise LockError(
+            f"{LOCK_NAME}: cannot be read as JSON ({exc}); rerun `profilegen lock`"
+        ) from exc
     if not isinstance(data, dict) or data.get("lock_version") != LOCK_VERSION:
         raise LockError(f"{LOCK_NAME}: unknown lock_version; rerun `profilegen lock`")
     return Lock(dict(data.get("artifacts") or {}), dict(data.get("patches") or {}))
@@ -138,7 +138,11 @@ def patch_entries(registry: Registry) -> dict[str, dict[str, Any]]:
         if patch.source.kind != "remote":
             continue
         for f in patch.source.files:
-            out[f"{patch.id}/{f.path}"] = {"url": patch.source.url(f), "size": f.size, "sha256": f.sha256}
+            out[f"{patch.id}/{f.path}"] = {
+                "url": patch.source.url(f),
+                "size": f.size,
+                "sha256": f.sha256,
+            }
     return out
 
 

@@ -28,7 +28,9 @@ class RenderOptions:
 def run_render(registry: Registry, opts: RenderOptions) -> int:
     if opts.all:
         if opts.profile or opts.output:
-            raise ProfilegenError("--all renders every profile into compose/; give no PROFILE or -o")
+            raise ProfilegenError(
+                "--all renders every profile into compose/; give no PROFILE or -o"
+            )
         return _render_all(registry)
     if not opts.profile:
         raise ProfilegenError("name a PROFILE to render (or use --all)")
@@ -53,7 +55,9 @@ def run_render(registry: Registry, opts: RenderOptions) -> int:
         executable = name.endswith(".sh")
         mode = stat.S_IRUSR | stat.S_IWUSR | stat.S_IRGRP | stat.S_IROTH
         write_atomic(out / name, content, mode=mode | (stat.S_IXUSR if executable else 0))
-    click.echo(f"wrote {out}/ ({len(files)} files): docker compose -f {out / 'compose.yaml'} up", err=True)
+    click.echo(
+        f"wrote {out}/ ({len(files)} files): docker compose -f {out / 'compose.yaml'} up", err=True
+    )
     return 0
 
 

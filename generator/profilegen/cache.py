@@ -62,7 +62,9 @@ class MissingPatchFiles(ProfilegenError):
         urls = [m.url for m in missing if m.url]
         if urls:
             lines.append("Download them on a connected machine, then add them to the cache with:")
-            lines.append("  profilegen cache add FILE…   (only files whose sha256 is pinned are accepted)")
+            lines.append(
+                "  profilegen cache add FILE…   (only files whose sha256 is pinned are accepted)"
+            )
             lines.extend(f"  {u}" for u in urls)
         super().__init__("\n".join(lines))
 
@@ -101,14 +103,18 @@ def patch_file_bytes(registry: Registry, patch: Patch, file: PatchFile) -> bytes
         content = _read_verified(path, file)
         if content is None:
             reason = "missing" if not path.is_file() else "does not match its pinned sha256/size"
-            raise MissingPatchFiles([Missing(patch.id, file.path, file.sha256, None, f"vendored file {reason}")])
+            raise MissingPatchFiles(
+                [Missing(patch.id, file.path, file.sha256, None, f"vendored file {reason}")]
+            )
         return content
     cached = _read_verified(blob_path(file.sha256), file)
     if cached is not None:
         return cached
     url = patch.source.url(file)
     if offline_mode():
-        raise MissingPatchFiles([Missing(patch.id, file.path, file.sha256, url, "not in the cache (offline)")])
+        raise MissingPatchFiles(
+            [Missing(patch.id, file.path, file.sha256, url, "not in the cache (offline)")]
+        )
     try:
         content = _download(url or "")
     except OSError as exc:
@@ -117,7 +123,15 @@ def patch_file_bytes(registry: Registry, patch: Patch, file: PatchFile) -> bytes
         ) from None
     if len(content) != file.size or sha256_hex(content) != file.sha256:
         raise MissingPatchFiles(
-            [Missing(patch.id, file.path, file.sha256, url, "downloaded content does not match the pin")]
+            [
+                Missing(
+                    patch.id,
+                    file.path,
+                    file.sha256,
+                    url,
+                    "downloaded content does not match the pin",
+                )
+            ]
         )
     write_atomic(blob_path(file.sha256), content)
     return content
@@ -169,7 +183,7 @@ def cache_add(registry: Registry, paths: list[Path]) -> list[str]:
             target.parent.mkdir(parents=True, exist_ok=True)
             tmp = target.with_suffix(".tmp")
             shutil.copyfile(path, tmp)
-            os.replace(tmp, target)
+            tmp.replace(target)
         names = ", ".join(f"{p}/{f.path}" for p, f in owners)
         lines.append(f"cached {path} as {names}")
     if rejected:

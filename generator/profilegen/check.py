@@ -32,7 +32,12 @@ def collect(opts: CheckOptions) -> list[Finding]:
         from .errors import Location
 
         findings.append(
-            Finding(Location(f"schema/{name}"), f"schema/{name} is stale", "run `profilegen schema`", "schema-stale")
+            Finding(
+                Location(f"schema/{name}"),
+                f"schema/{name} is stale",
+                "run `profilegen schema`",
+                "schema-stale",
+            )
         )
     if sink.errors:
         # Rules assume references resolve; report the loader's findings alone.

@@ -91,7 +91,9 @@ FORMAT_TEXT_JSON = click.Choice(["text", "json"])
 @click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
 @click.option("--rig", help="Show how each profile fits this rig (see `fit`).")
 @click.option("--fits", is_flag=True, help="With --rig: only profiles predicted to fit.")
-@click.option("--detect", is_flag=True, help="Read the local GPUs through NVML and use them as the rig.")
+@click.option(
+    "--detect", is_flag=True, help="Read the local GPUs through NVML and use them as the rig."
+)
 @pass_context
 def list_cmd(obj: Context, fmt: str, rig: str | None, fits: bool, detect: bool) -> None:
     """List the profiles of the registry."""
@@ -104,20 +106,28 @@ def list_cmd(obj: Context, fmt: str, rig: str | None, fits: bool, detect: bool) 
 @click.argument("profile", required=False)
 @click.option("--rig", help="Fit on this rig instead (its GPU and card count).")
 @click.option("--tp", type=click.IntRange(min=1), help="Tensor-parallel size.")
-@click.option("--gpu-util", type=click.FloatRange(0, 1, min_open=True),
-              help="gpu_memory_utilization.")
+@click.option(
+    "--gpu-util", type=click.FloatRange(0, 1, min_open=True), help="gpu_memory_utilization."
+)
 @click.option("--kv-dtype", help="KV-cache dtype (bfloat16, fp8_e4m3; llama.cpp: q8_0, q4_0).")
 @click.option("--max-model-len", type=click.IntRange(min=1), help="Context length in tokens.")
 @click.option("--max-num-seqs", type=click.IntRange(min=1), help="Concurrent sequences.")
-@click.option("--max-num-batched-tokens", type=click.IntRange(min=1),
-              help="Prefill chunk in tokens.")
+@click.option(
+    "--max-num-batched-tokens", type=click.IntRange(min=1), help="Prefill chunk in tokens."
+)
 @click.option("--spec-n", type=click.IntRange(min=0), help="Draft width; 0 turns the drafter off.")
-@click.option("--kv-cache-memory", type=click.IntRange(min=1), metavar="BYTES",
-              help="Pin vLLM's KV pool per GPU (replaces the utilization budget).")
+@click.option(
+    "--kv-cache-memory",
+    type=click.IntRange(min=1),
+    metavar="BYTES",
+    help="Pin vLLM's KV pool per GPU (replaces the utilization budget).",
+)
 @click.option("--weights", help="Another weights variant of the profile's model.")
-@click.option("--calibration", is_flag=True,
-              help="Ignore PROFILE: predicted vs measured for every evidence record "
-                   "(exit 1 past ±5%).")
+@click.option(
+    "--calibration",
+    is_flag=True,
+    help="Ignore PROFILE: predicted vs measured for every evidence record (exit 1 past ±5%).",
+)
 @click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
 @pass_context
 def fit_cmd(
@@ -132,7 +142,9 @@ def fit_cmd(
 
 @cli.command("show")
 @click.argument("profile")
-@click.option("--format", "fmt", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True
+)
 @pass_context
 def show_cmd(obj: Context, profile: str, fmt: str) -> None:
     """Show one profile fully resolved (PROFILE: id, unique prefix or upstream key)."""
@@ -172,8 +184,12 @@ def schema_cmd(obj: Context, check: bool) -> None:
 
 @cli.command("render")
 @click.argument("profile", required=False)
-@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path),
-              help="Write a relocatable bundle (compose, manifest, .env.example, patches/) here.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write a relocatable bundle (compose, manifest, .env.example, patches/) here.",
+)
 @click.option("--all", "all_", is_flag=True, help="Rewrite the checked-in compose/ tree.")
 @pass_context
 def render_cmd(obj: Context, profile: str | None, output: Path | None, all_: bool) -> None:
@@ -201,9 +217,16 @@ def cache_add_cmd(obj: Context, files: tuple[Path, ...]) -> None:
 
 
 @cli.command("check")
-@click.option("--online", is_flag=True, help="Also verify every artifact on the Hub (HF_ENDPOINT, HF_TOKEN).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text",
-              show_default=True)
+@click.option(
+    "--online", is_flag=True, help="Also verify every artifact on the Hub (HF_ENDPOINT, HF_TOKEN)."
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "github"]),
+    default="text",
+    show_default=True,
+)
 @pass_context
 def check_cmd(obj: Context, online: bool, fmt: str) -> None:
     """Check the registry, the generated tree and the lock file (exit 1 on findings)."""
@@ -213,8 +236,12 @@ def check_cmd(obj: Context, online: bool, fmt: str) -> None:
 
 
 @cli.command("lock")
-@click.option("--offline", "offline_only", is_flag=True,
-              help="Do not ask the Hub: record declared facts, keep still-valid resolved entries.")
+@click.option(
+    "--offline",
+    "offline_only",
+    is_flag=True,
+    help="Do not ask the Hub: record declared facts, keep still-valid resolved entries.",
+)
 @pass_context
 def lock_cmd(obj: Context, offline_only: bool) -> None:
     """Resolve every artifact on the Hub and every remote patch pin into the lock file."""
@@ -236,8 +263,13 @@ def artifacts_cmd(obj: Context, fmt: str) -> None:
 @cli.command("new")
 @click.argument("new_id")
 @click.option("--from", "sibling", required=True, help="Profile to extend (id or upstream key).")
-@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
-              help="Override a dotted key, value read as YAML (envelope.max_model_len=131072).")
+@click.option(
+    "--set",
+    "sets",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Override a dotted key, value read as YAML (envelope.max_model_len=131072).",
+)
 @pass_context
 def new_cmd(obj: Context, new_id: str, sibling: str, sets: tuple[str, ...]) -> None:
     """Start profile NEW_ID as a small file that extends a sibling."""
@@ -258,9 +290,14 @@ def changelog_cmd(obj: Context, profile: str) -> None:
 
 @cli.command("fetch")
 @click.argument("profile")
-@click.option("--model-dir", required=True, envvar="MODEL_DIR", show_envvar=True,
-              type=click.Path(file_okay=False, path_type=Path),
-              help="Host folder the compose mounts as the model cache (MODEL_DIR).")
+@click.option(
+    "--model-dir",
+    required=True,
+    envvar="MODEL_DIR",
+    show_envvar=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Host folder the compose mounts as the model cache (MODEL_DIR).",
+)
 @click.option("--dry-run", is_flag=True, help="Print what would be downloaded and where.")
 @click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
 @pass_context

@@ -49,8 +49,11 @@ class FitOptions:
 
     def what_ifs(self) -> dict[str, Any]:
         skip = {"profile", "fmt", "calibration"}
-        return {f.name: getattr(self, f.name) for f in fields(self)
-                if f.name not in skip and getattr(self, f.name) is not None}
+        return {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if f.name not in skip and getattr(self, f.name) is not None
+        }
 
 
 @dataclass(frozen=True)
@@ -112,8 +115,10 @@ def _tp(asked: int | None, env: Envelope, rig: Rig, arch: Architecture, engine: 
     if asked is not None and asked > rig.count:
         raise UsageError(f"--tp {asked} needs {asked} GPUs; rig {rig.id} has {rig.count}")
     if asked is not None and engine == "vllm" and not _valid_tp(asked, arch):
-        raise UsageError(f"--tp {asked} must divide the {arch.num_attention_heads} attention heads "
-                         f"and divide or be a multiple of the {arch.num_kv_heads} KV heads")
+        raise UsageError(
+            f"--tp {asked} must divide the {arch.num_attention_heads} attention heads "
+            f"and divide or be a multiple of the {arch.num_kv_heads} KV heads"
+        )
     if tp <= rig.count:
         return tp
     return max(t for t in range(1, rig.count + 1) if engine != "vllm" or _valid_tp(t, arch))
@@ -158,15 +163,18 @@ def _engine_defaults(engine: str, env: Envelope, notes: list[str]) -> Envelope:
     """What the engine does with what the envelope leaves open or no longer matches."""
     cards = 1 if env.split_mode == "none" else env.tp
     if engine == "llama.cpp" and env.tensor_split and len(env.tensor_split) != cards:
-        notes.append(f"tensor_split of {len(env.tensor_split)} cards dropped: the fit splits "
-                     f"{cards} evenly")
+        notes.append(
+            f"tensor_split of {len(env.tensor_split)} cards dropped: the fit splits {cards} evenly"
+        )
         return env.model_copy(update={"tensor_split": []})
     if engine == "vllm" and env.gpu_memory_utilization is None:
         notes.append(f"gpu_memory_utilization unset: vLLM's default {VLLM_DEFAULT_UTIL}")
         env = env.model_copy(update={"gpu_memory_utilization": VLLM_DEFAULT_UTIL})
     if engine == "vllm" and env.kv_cache_memory:
-        notes.append(f"kv_cache_memory pins the KV pool at {env.kv_cache_memory:,} bytes per "
-                     "GPU: utilization does not size it")
+        notes.append(
+            f"kv_cache_memory pins the KV pool at {env.kv_cache_memory:,} bytes per "
+            "GPU: utilization does not size it"
+        )
     return env
 
 
@@ -187,10 +195,15 @@ def retarget(
     if opts.kv_dtype:
         _check_kv_dtype(registry, profile, engine, opts.kv_dtype)
     tp = _tp(opts.tp, profile.envelope, rig, arch, engine)
-    updates = {"tp": tp, "kv_cache_dtype": opts.kv_dtype, "gpu_memory_utilization": opts.gpu_util,
-               "max_model_len": opts.max_model_len, "max_num_seqs": opts.max_num_seqs,
-               "max_num_batched_tokens": opts.max_num_batched_tokens,
-               "kv_cache_memory": opts.kv_cache_memory}
+    updates = {
+        "tp": tp,
+        "kv_cache_dtype": opts.kv_dtype,
+        "gpu_memory_utilization": opts.gpu_util,
+        "max_model_len": opts.max_model_len,
+        "max_num_seqs": opts.max_num_seqs,
+        "max_num_batched_tokens": opts.max_num_batched_tokens,
+        "kv_cache_memory": opts.kv_cache_memory,
+    }
     env = profile.envelope.model_copy(update={k: v for k, v in updates.items() if v is not None})
     notes: list[str] = []
     capped = None if opts.tp or tp == profile.envelope.tp else profile.envelope.tp
@@ -198,13 +211,17 @@ def retarget(
         notes.append(f"TP {capped} capped to {tp}: rig {rig.id} has {rig.count} GPU(s)")
     env = _engine_defaults(engine, env, notes)
     if env.max_model_len > arch.max_position_embeddings:
-        notes.append(f"max_model_len {env.max_model_len:,} exceeds the model's "
-                     f"{arch.max_position_embeddings:,}; vLLM refuses it without an override")
+        notes.append(
+            f"max_model_len {env.max_model_len:,} exceeds the model's "
+            f"{arch.max_position_embeddings:,}; vLLM refuses it without an override"
+        )
     util, cap = env.gpu_memory_utilization, rig.policy.max_gpu_memory_utilization
     within = not (util is not None and cap is not None and util > cap)
     if not within:
-        notes.append(f"util {util} exceeds rig {rig.id}'s policy of {cap}"
-                     + (f" ({rig.policy.reason})" if rig.policy.reason else ""))
+        notes.append(
+            f"util {util} exceeds rig {rig.id}'s policy of {cap}"
+            + (f" ({rig.policy.reason})" if rig.policy.reason else "")
+        )
     gpu: Gpu = registry.gpus[rig.gpu]
     spec_n = _spec_n(registry, profile, opts.spec_n)
     weights = opts.weights or profile.weights
@@ -214,19 +231,32 @@ def retarget(
 def _result(t: Target, weights_bytes: int, **values: Any) -> FitResult:
     env = t.envelope
     return FitResult(
-        profile=t.profile.id, engine=t.engine, rig=t.rig.id, gpu=t.gpu.id, tp=env.tp,
-        weights=t.weights, weights_bytes=weights_bytes, kv_cache_dtype=env.kv_cache_dtype,
-        gpu_memory_utilization=env.gpu_memory_utilization, spec_n=t.spec_n,
-        max_model_len=env.max_model_len, max_num_seqs=env.max_num_seqs,
-        within_policy=t.within_policy, tp_capped_from=t.tp_capped_from, notes=list(t.notes),
+        profile=t.profile.id,
+        engine=t.engine,
+        rig=t.rig.id,
+        gpu=t.gpu.id,
+        tp=env.tp,
+        weights=t.weights,
+        weights_bytes=weights_bytes,
+        kv_cache_dtype=env.kv_cache_dtype,
+        gpu_memory_utilization=env.gpu_memory_utilization,
+        spec_n=t.spec_n,
+        max_model_len=env.max_model_len,
+        max_num_seqs=env.max_num_seqs,
+        within_policy=t.within_policy,
+        tp_capped_from=t.tp_capped_from,
+        notes=list(t.notes),
         **values,
     )
 
 
 def predict(registry: Registry, t: Target, lock: Lock | None = None) -> FitResult:
     try:
-        return _predict_vllm(registry, t, lock) if t.engine == "vllm" else _predict_llamacpp(
-            registry, t, lock)
+        return (
+            _predict_vllm(registry, t, lock)
+            if t.engine == "vllm"
+            else _predict_llamacpp(registry, t, lock)
+        )
     except ValueError as exc:  # fitmath rejects a dtype or shape the registry holds
         raise FitError(f"{t.profile.id}: {exc}") from exc
 
@@ -236,12 +266,19 @@ def _predict_vllm(registry: Registry, t: Target, lock: Lock | None) -> FitResult
     fit = fm.predict_vllm(inputs)
     budget = fit.budget.as_dict()
     return _result(
-        t, inputs.weights_bytes, gpus=inputs.tp,
-        kv_pool_tokens=fit.kv_pool_tokens, kv_pool_bytes_per_gpu=fit.kv_pool_bytes_per_gpu,
+        t,
+        inputs.weights_bytes,
+        gpus=inputs.tp,
+        kv_pool_tokens=fit.kv_pool_tokens,
+        kv_pool_bytes_per_gpu=fit.kv_pool_bytes_per_gpu,
         kv_bytes_per_token_per_gpu=fit.kv_bytes_per_token_per_gpu,
         kv_cache_bytes=fit.kv_pool_bytes_per_gpu * inputs.tp,
-        max_concurrency=round(fit.max_concurrency, 3), boots=fit.boots, fits=fit.fits,
-        headroom_tokens=fit.headroom_tokens, free_bytes=fit.budget.free, budget=budget,
+        max_concurrency=round(fit.max_concurrency, 3),
+        boots=fit.boots,
+        fits=fit.fits,
+        headroom_tokens=fit.headroom_tokens,
+        free_bytes=fit.budget.free,
+        budget=budget,
         budgets=[budget],
     )
 
@@ -256,12 +293,20 @@ def _predict_llamacpp(registry: Registry, t: Target, lock: Lock | None) -> FitRe
     if not fit.fits and per_token:
         headroom = -math.ceil(-fit.headroom_bytes / per_token)
     return _result(
-        t, inputs.weights_bytes, gpus=len(inputs.gpus), kv_pool_tokens=cells,
+        t,
+        inputs.weights_bytes,
+        gpus=len(inputs.gpus),
+        kv_pool_tokens=cells,
         kv_pool_bytes_per_gpu=fit.kv_cache_bytes_per_gpu[dev],
-        kv_bytes_per_token_per_gpu=per_token, kv_cache_bytes=fit.kv_cache_bytes,
-        max_concurrency=round(cells / inputs.n_ctx, 3), boots=fit.fits, fits=fit.fits,
-        headroom_tokens=headroom, free_bytes=fit.headroom_bytes,
-        budget=fit.budgets[dev].as_dict(), budgets=[b.as_dict() for b in fit.budgets],
+        kv_bytes_per_token_per_gpu=per_token,
+        kv_cache_bytes=fit.kv_cache_bytes,
+        max_concurrency=round(cells / inputs.n_ctx, 3),
+        boots=fit.fits,
+        fits=fit.fits,
+        headroom_tokens=headroom,
+        free_bytes=fit.headroom_bytes,
+        budget=fit.budgets[dev].as_dict(),
+        budgets=[b.as_dict() for b in fit.budgets],
     )
 
 
@@ -272,8 +317,13 @@ def read_lock_or_none(registry: Registry) -> Lock | None:
         return None  # sizes fall back to the declared ones; `check` reports the lock
 
 
-def fit_profile(registry: Registry, profile: Profile, opts: FitOptions, rig: Rig | None = None,
-                lock: Lock | None = None) -> FitResult:
+def fit_profile(
+    registry: Registry,
+    profile: Profile,
+    opts: FitOptions,
+    rig: Rig | None = None,
+    lock: Lock | None = None,
+) -> FitResult:
     return predict(registry, retarget(registry, profile, opts, rig), lock)
 
 
@@ -305,10 +355,16 @@ def calibration_points(registry: Registry, lock: Lock | None = None) -> list[Cal
             m, s = ev.measured, ev.settings
             if m.kv_pool_tokens is None and m.kv_buffer_bytes is None:
                 continue
-            opts = FitOptions(rig=ev.rig, tp=s.tp, gpu_util=s.gpu_memory_utilization,
-                              kv_dtype=s.kv_cache_dtype, max_model_len=s.max_model_len,
-                              max_num_seqs=s.max_num_seqs, spec_n=s.spec_n,
-                              kv_cache_memory=s.kv_cache_memory)
+            opts = FitOptions(
+                rig=ev.rig,
+                tp=s.tp,
+                gpu_util=s.gpu_memory_utilization,
+                kv_dtype=s.kv_cache_dtype,
+                max_model_len=s.max_model_len,
+                max_num_seqs=s.max_num_seqs,
+                spec_n=s.spec_n,
+                kv_cache_memory=s.kv_cache_memory,
+            )
             result = fit_profile(registry, profile, opts, lock=lock)
             if m.kv_pool_tokens is not None:
                 quantity, measured = "kv_pool_tokens", m.kv_pool_tokens
@@ -316,24 +372,48 @@ def calibration_points(registry: Registry, lock: Lock | None = None) -> list[Cal
             else:
                 quantity, measured = "kv_buffer_bytes", m.kv_buffer_bytes or 0
                 predicted = result.kv_cache_bytes
-            points.append(CalibrationPoint(profile.id, i, ev.date, ev.rig, quantity, measured,
-                                           predicted, predicted / measured - 1, ev.calibration))
+            points.append(
+                CalibrationPoint(
+                    profile.id,
+                    i,
+                    ev.date,
+                    ev.rig,
+                    quantity,
+                    measured,
+                    predicted,
+                    predicted / measured - 1,
+                    ev.calibration,
+                )
+            )
     return points
 
 
 # --- output -------------------------------------------------------------------------------
 
-_VLLM_ROWS = (("total", "total (CUDA view)", 0), ("claimed_by_util", "claimed by util", 0),
-              ("weights", "weights", 1), ("drafter", "drafter", 1),
-              ("activations", "activations", 1), ("cuda_graphs", "CUDA graphs", 1),
-              ("runtime_overhead", "runtime overhead", 1), ("kv_pool", "KV pool", 1),
-              ("desktop_reservation", "desktop reservation", 0),
-              ("unaccounted", "outside vLLM (context, graphs)", 0), ("free", "free", 0))
-_LLAMACPP_ROWS = (("total", "total", 0), ("weights", "weights", 1), ("kv_cache", "KV cache", 1),
-                  ("recurrent_state", "recurrent state", 1), ("mmproj", "projector", 1),
-                  ("compute_buffer", "compute buffers", 1),
-                  ("runtime_overhead", "runtime overhead", 1),
-                  ("desktop_reservation", "desktop reservation", 0), ("free", "free", 0))
+_VLLM_ROWS = (
+    ("total", "total (CUDA view)", 0),
+    ("claimed_by_util", "claimed by util", 0),
+    ("weights", "weights", 1),
+    ("drafter", "drafter", 1),
+    ("activations", "activations", 1),
+    ("cuda_graphs", "CUDA graphs", 1),
+    ("runtime_overhead", "runtime overhead", 1),
+    ("kv_pool", "KV pool", 1),
+    ("desktop_reservation", "desktop reservation", 0),
+    ("unaccounted", "outside vLLM (context, graphs)", 0),
+    ("free", "free", 0),
+)
+_LLAMACPP_ROWS = (
+    ("total", "total", 0),
+    ("weights", "weights", 1),
+    ("kv_cache", "KV cache", 1),
+    ("recurrent_state", "recurrent state", 1),
+    ("mmproj", "projector", 1),
+    ("compute_buffer", "compute buffers", 1),
+    ("runtime_overhead", "runtime overhead", 1),
+    ("desktop_reservation", "desktop reservation", 0),
+    ("free", "free", 0),
+)
 
 
 def _gib(n: int) -> str:
@@ -342,9 +422,12 @@ def _gib(n: int) -> str:
 
 def format_text(r: FitResult) -> str:
     util = "" if r.gpu_memory_utilization is None else f", util {r.gpu_memory_utilization}"
-    lines = [f"{r.profile}: {r.engine}, TP {r.tp} on {r.rig} ({r.gpus} x {r.gpu})",
-             f"weights {r.weights} ({r.weights_bytes / 1e9:.2f} GB), {r.kv_cache_dtype} KV{util}"
-             f", spec n={r.spec_n}", ""]
+    lines = [
+        f"{r.profile}: {r.engine}, TP {r.tp} on {r.rig} ({r.gpus} x {r.gpu})",
+        f"weights {r.weights} ({r.weights_bytes / 1e9:.2f} GB), {r.kv_cache_dtype} KV{util}"
+        f", spec n={r.spec_n}",
+        "",
+    ]
     rows = _VLLM_ROWS if r.engine == "vllm" else _LLAMACPP_ROWS
     heads = ["per GPU"] if r.engine == "vllm" else [f"GPU {i}" for i in range(len(r.budgets))]
     lines.append(f"{'GiB':<34}" + "".join(f"{h:>9}" for h in heads))
@@ -356,9 +439,13 @@ def format_text(r: FitResult) -> str:
         why = f"max_model_len {r.max_model_len:,} x {r.max_num_seqs} seq"
     else:  # llama.cpp's -c is one buffer that the slots share
         need, why = r.max_model_len, f"-c {r.max_model_len:,} shared by {r.max_num_seqs} slot(s)"
-    lines += ["", f"KV pool   {r.kv_pool_tokens:>11,} tokens  "
-              f"({r.kv_bytes_per_token_per_gpu:,} B per token per GPU)",
-              f"needs     {need:>11,} tokens  ({why})", "verdict   " + _verdict(r)]
+    lines += [
+        "",
+        f"KV pool   {r.kv_pool_tokens:>11,} tokens  "
+        f"({r.kv_bytes_per_token_per_gpu:,} B per token per GPU)",
+        f"needs     {need:>11,} tokens  ({why})",
+        "verdict   " + _verdict(r),
+    ]
     lines += [f"note: {n}" for n in r.notes]
     return "\n".join(lines)
 
@@ -370,18 +457,23 @@ def _verdict(r: FitResult) -> str:
         return f"DOES NOT BOOT: one {r.max_model_len:,}-token request exceeds the pool"
     if r.free_bytes < 0:
         return f"DOES NOT FIT: {(-r.free_bytes) / MIB:,.0f} MiB over the card's memory"
-    return (f"DOES NOT FIT: {-r.headroom_tokens:,} tokens short "
-            f"({r.max_concurrency:.2f} of {r.max_num_seqs} full-length requests)")
+    return (
+        f"DOES NOT FIT: {-r.headroom_tokens:,} tokens short "
+        f"({r.max_concurrency:.2f} of {r.max_num_seqs} full-length requests)"
+    )
 
 
 def format_calibration(points: list[CalibrationPoint]) -> str:
-    lines = [f"{'profile':<34}{'evidence':<16}{'quantity':<17}{'measured':>15}"
-             f"{'predicted':>15}  error"]
+    lines = [
+        f"{'profile':<34}{'evidence':<16}{'quantity':<17}{'measured':>15}{'predicted':>15}  error"
+    ]
     for p in points:
         mark = "ok" if p.within else "DRIFT"
         mark = mark if p.counted else "not counted"
-        lines.append(f"{p.profile:<34}{f'#{p.evidence} {p.date}':<16}{p.quantity:<17}"
-                     f"{p.measured:>15,}{p.predicted:>15,}  {p.error:+.1%} {mark}")
+        lines.append(
+            f"{p.profile:<34}{f'#{p.evidence} {p.date}':<16}{p.quantity:<17}"
+            f"{p.measured:>15,}{p.predicted:>15,}  {p.error:+.1%} {mark}"
+        )
     bad = [p for p in points if p.counted and not p.within]
     verdict = f"{len(bad)} outside" if bad else "all within"
     lines.append(f"calibration: {len(points)} points, {verdict} ±{TOLERANCE:.0%}")

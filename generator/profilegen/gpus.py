@@ -94,10 +94,13 @@ def detect_rig(registry: Registry, local: list[LocalGpu] | None = None) -> Rig:
         matched.append(gpu)
     kinds = sorted({g.id for g in matched})
     if len(kinds) > 1:
-        raise DetectError(f"mixed GPUs ({', '.join(kinds)}): a rig holds identical cards; "
-                          "use --rig with the registry rig that describes the cards you serve on")
+        raise DetectError(
+            f"mixed GPUs ({', '.join(kinds)}): a rig holds identical cards; "
+            "use --rig with the registry rig that describes the cards you serve on"
+        )
     n, gpu = len(matched), matched[0]
     # NVML can tell NVLink apart, but the fit does not depend on the interconnect.
     link = Interconnect(kind="single") if n == 1 else Interconnect(kind="pcie")
-    return Rig(id="detected", name=f"{n} x {gpu.name} (NVML)", gpu=gpu.id, count=n,
-               interconnect=link)
+    return Rig(
+        id="detected", name=f"{n} x {gpu.name} (NVML)", gpu=gpu.id, count=n, interconnect=link
+    )

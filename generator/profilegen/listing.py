@@ -24,13 +24,31 @@ class ListOptions:
 
 
 COLUMNS = (
-    "id", "engine", "status", "rig", "tp", "kv_cache_dtype", "max_model_len", "spec_n", "port"
+    "id",
+    "engine",
+    "status",
+    "rig",
+    "tp",
+    "kv_cache_dtype",
+    "max_model_len",
+    "spec_n",
+    "port",
 )
 
 
 # With --rig or --detect: each profile re-targeted to that rig (see `profilegen fit`).
-FIT_COLUMNS = ("id", "engine", "status", "tp", "kv_cache_dtype", "max_model_len", "max_num_seqs",
-               "pool", "headroom", "fit")
+FIT_COLUMNS = (
+    "id",
+    "engine",
+    "status",
+    "tp",
+    "kv_cache_dtype",
+    "max_model_len",
+    "max_num_seqs",
+    "pool",
+    "headroom",
+    "fit",
+)
 
 
 def _list_rig(registry: Registry, opts: ListOptions) -> Rig | None:
@@ -49,8 +67,9 @@ def _list_rig(registry: Registry, opts: ListOptions) -> Rig | None:
     return None
 
 
-def _fit_view(registry: Registry, profile: Profile, rig: Rig, lock: Lock | None
-              ) -> dict[str, Any] | None:
+def _fit_view(
+    registry: Registry, profile: Profile, rig: Rig, lock: Lock | None
+) -> dict[str, Any] | None:
     from .fit import MODELLED_ENGINES, FitOptions, fit_profile
 
     if registry.engines[profile.engine].kind not in MODELLED_ENGINES:
@@ -59,8 +78,15 @@ def _fit_view(registry: Registry, profile: Profile, rig: Rig, lock: Lock | None
         r = fit_profile(registry, profile, FitOptions(), rig=rig, lock=lock)
     except ProfilegenError as exc:
         return {"rig": rig.id, "error": str(exc), "fits": False}
-    keys = ("rig", "tp", "tp_capped_from", "kv_pool_tokens", "headroom_tokens", "fits",
-            "within_policy")
+    keys = (
+        "rig",
+        "tp",
+        "tp_capped_from",
+        "kv_pool_tokens",
+        "headroom_tokens",
+        "fits",
+        "within_policy",
+    )
     return {k: getattr(r, k) for k in keys}
 
 
@@ -70,9 +96,13 @@ def _fit_cells(row: dict[str, Any]) -> dict[str, Any]:
         return {**row, "pool": None, "headroom": None, "fit": "error" if fit else None}
     capped = fit["tp_capped_from"]
     verdict = ("yes" if fit["within_policy"] else "policy") if fit["fits"] else "no"
-    return {**row, "tp": f"{fit['tp']}<{capped}" if capped else fit["tp"],
-            "pool": f"{fit['kv_pool_tokens']:,}", "headroom": f"{fit['headroom_tokens']:+,}",
-            "fit": verdict}
+    return {
+        **row,
+        "tp": f"{fit['tp']}<{capped}" if capped else fit["tp"],
+        "pool": f"{fit['kv_pool_tokens']:,}",
+        "headroom": f"{fit['headroom_tokens']:+,}",
+        "fit": verdict,
+    }
 
 
 def run_list(registry: Registry, opts: ListOptions) -> int:

@@ -82,10 +82,13 @@ def _mark_line(error: MarkedYAMLError, text: str) -> int | None:
     mark = (error.context_mark if at_end else None) or error.problem_mark or error.context_mark
     if mark is None:
         return None
-    return min(mark.line + 1, max(1, text.count("\n") + (0 if text.endswith("\n") else 1)))
+    line: int = mark.line
+    return min(line + 1, max(1, text.count("\n") + (0 if text.endswith("\n") else 1)))
 
 
-def parse_text(text: str, display: str, sink: FindingSink, path: Path | None = None) -> Document | None:
+def parse_text(
+    text: str, display: str, sink: FindingSink, path: Path | None = None
+) -> Document | None:
     """Parses YAML text; every syntax problem becomes a located finding."""
     yaml = _yaml()
     try:

@@ -57,7 +57,9 @@ def hub_settings() -> HubSettings:
 
 def verify_uses(uses: list[ArtifactUse]) -> list[ArtifactResult]:
     if offline():
-        raise ProfilegenError("HF_HUB_OFFLINE is set: the Hub cannot be asked (drop --online, or unset it)")
+        raise ProfilegenError(
+            "HF_HUB_OFFLINE is set: the Hub cannot be asked (drop --online, or unset it)"
+        )
     bar, progress = _progress(len(uses))
     try:
         return verify_artifacts([u.request() for u in uses], hub_settings(), progress)  # type: ignore[arg-type]
@@ -71,10 +73,12 @@ def verify_uses(uses: list[ArtifactUse]) -> list[ArtifactResult]:
 def online_findings(registry: Registry) -> list[Finding]:
     uses = artifact_uses(registry)
     findings = []
-    for use, result in zip(uses, verify_uses(uses)):
+    for use, result in zip(uses, verify_uses(uses), strict=True):
         for problem in result.problems:
             severity = Severity.WARNING if problem.code in ADVISORY_CODES else Severity.ERROR
-            findings.append(Finding(use.location, problem.message, None, f"hub-{problem.code}", severity))
+            findings.append(
+                Finding(use.location, problem.message, None, f"hub-{problem.code}", severity)
+            )
     return findings
 
 
@@ -90,7 +94,7 @@ def run_lock(registry: Registry, *, offline_only: bool) -> int:
             keep = old is not None and old.get("resolved") and entry_matches(use, old)
             lock.artifacts[use.key] = old if keep else declared_entry(use)  # type: ignore[assignment]
     else:
-        for use, result in zip(uses, verify_uses(uses)):
+        for use, result in zip(uses, verify_uses(uses), strict=True):
             hard = [p for p in result.problems if p.code not in ADVISORY_CODES]
             if hard or result.commit is None:
                 problems.extend(p.message for p in hard)

@@ -14,7 +14,9 @@ _RESERVED = frozenset(
 )
 # Characters that YAML parsers treat as line breaks or refuse outright.
 _YAML_BREAKS = re.compile("[\r\x85\u2028\u2029]")
-_YAML_UNPRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufeff\ufffe\uffff]")
+_YAML_UNPRINTABLE = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufeff\ufffe\uffff]"
+)
 
 
 @dataclass(frozen=True)

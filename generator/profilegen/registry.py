@@ -48,9 +48,7 @@ def find_root(start: Path | None = None, explicit: str | None = None) -> Path:
     for candidate in (here, *here.parents):
         if (candidate / "registry").is_dir():
             return candidate
-    raise UsageError(
-        f"no registry/ folder in {here} or any parent (use --root or PROFILEGEN_ROOT)"
-    )
+    raise UsageError(f"no registry/ folder in {here} or any parent (use --root or PROFILEGEN_ROOT)")
 
 
 @dataclass

@@ -193,12 +193,24 @@ def _volumes(ctx: Context) -> list[dict[str, Any]]:
     ]
     for patch in ctx.manifest.patches:
         volumes.append(
-            {"type": "bind", "source": f"./{patch.bundle_dir}", "target": patch.mount_target, "read_only": True}
+            {
+                "type": "bind",
+                "source": f"./{patch.bundle_dir}",
+                "target": patch.mount_target,
+                "read_only": True,
+            }
         )
     for mount in ctx.profile.mounts.values():
-        source: Any = Interp(f"${{{mount.host_env}:-{mount.host}}}") if mount.host_env else mount.host
+        source: Any = (
+            Interp(f"${{{mount.host_env}:-{mount.host}}}") if mount.host_env else mount.host
+        )
         volumes.append(
-            {"type": "bind", "source": source, "target": mount.container, "read_only": mount.readonly}
+            {
+                "type": "bind",
+                "source": source,
+                "target": mount.container,
+                "read_only": mount.readonly,
+            }
         )
     return volumes
 
@@ -254,17 +266,23 @@ def render_profile(registry: Registry, profile: Profile) -> Rendered:
     envs = _environments(tuple(template_dirs(registry.root)))
     ctx = Context(registry, profile)
     kind = ENGINE_TEMPLATES[ctx.engine.kind]
-    script = envs["shell"].get_template(f"{kind}/entrypoint.sh.j2").render(
-        c=ctx, p=ctx.profile, env=ctx.profile.envelope, json_arg=json_word
+    script = (
+        envs["shell"]
+        .get_template(f"{kind}/entrypoint.sh.j2")
+        .render(c=ctx, p=ctx.profile, env=ctx.profile.envelope, json_arg=json_word)
     )
     service = _service(ctx, script)
-    compose = envs["yaml"].get_template("common/compose.yaml.j2").render(
-        c=ctx,
-        header=_header(ctx, envs),
-        project=_project_name(profile.id),
-        service_name=_project_name(profile.id),
-        s=service,
-        block=yaml_block,
+    compose = (
+        envs["yaml"]
+        .get_template("common/compose.yaml.j2")
+        .render(
+            c=ctx,
+            header=_header(ctx, envs),
+            project=_project_name(profile.id),
+            service_name=_project_name(profile.id),
+            s=service,
+            block=yaml_block,
+        )
     )
     env_example = envs["text"].get_template("common/env.example.j2").render(c=ctx, p=profile)
     manifest = ctx.manifest

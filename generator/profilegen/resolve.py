@@ -44,7 +44,9 @@ def merge(
     return out, lines
 
 
-def _chain(ident: str, raw: dict[str, tuple[dict[str, Any], Source]]) -> tuple[list[str], str | None]:
+def _chain(
+    ident: str, raw: dict[str, tuple[dict[str, Any], Source]]
+) -> tuple[list[str], str | None]:
     """The extends chain from the root ancestor down to `ident`; names a cycle if any."""
     chain = [ident]
     seen = {ident}
@@ -123,7 +125,9 @@ def _ref(
     sink.add(
         where,
         f"{what} {name!r} is not defined",
-        hint=f"did you mean {close!r}?" if close else f"known: {', '.join(sorted(known)) or 'none'}",
+        hint=f"did you mean {close!r}?"
+        if close
+        else f"known: {', '.join(sorted(known)) or 'none'}",
         rule="reference",
     )
     return False
@@ -136,7 +140,14 @@ def _broken(registry: Registry, kind: str) -> frozenset[str]:
 def check_references(registry: Registry, sink: FindingSink) -> None:
     """Every name one entity uses for another must exist (with a did-you-mean)."""
     for rig in registry.rigs.values():
-        _ref(sink, registry.where("rigs", rig.id, ("gpu",)), "gpu", rig.gpu, registry.gpus, _broken(registry, "gpus"))
+        _ref(
+            sink,
+            registry.where("rigs", rig.id, ("gpu",)),
+            "gpu",
+            rig.gpu,
+            registry.gpus,
+            _broken(registry, "gpus"),
+        )
     for patch in registry.patches.values():
         where = registry.where("patches", patch.id, ("engine",))
         _ref(sink, where, "engine", patch.engine, registry.engines, _broken(registry, "engines"))
@@ -152,15 +163,25 @@ def _profile_refs(registry: Registry, profile: Profile, sink: FindingSink) -> No
     def at(*node: str | int) -> Location:
         return registry.where("profiles", profile.id, node)
 
-    if _ref(sink, at("model"), "model", profile.model, registry.models, _broken(registry, "models")):
+    if _ref(
+        sink, at("model"), "model", profile.model, registry.models, _broken(registry, "models")
+    ):
         model = registry.models[profile.model]
         artifacts = model.artifacts
         _ref(sink, at("weights"), f"weights variant of {model.id}", profile.weights, artifacts)
         _ref(sink, at("mmproj"), f"projector variant of {model.id}", profile.mmproj, artifacts)
-    _ref(sink, at("engine"), "engine", profile.engine, registry.engines, _broken(registry, "engines"))
+    _ref(
+        sink, at("engine"), "engine", profile.engine, registry.engines, _broken(registry, "engines")
+    )
     _ref(sink, at("rig"), "rig", profile.rig, registry.rigs, _broken(registry, "rigs"))
     if profile.drafter is not None:
-        ok = _ref(sink, at("drafter", "id"), "drafter", profile.drafter.id, registry.drafters, _broken(registry, "drafters")
+        ok = _ref(
+            sink,
+            at("drafter", "id"),
+            "drafter",
+            profile.drafter.id,
+            registry.drafters,
+            _broken(registry, "drafters"),
         )
         if ok:
             drafter = registry.drafters[profile.drafter.id]
@@ -174,7 +195,9 @@ def _profile_refs(registry: Registry, profile: Profile, sink: FindingSink) -> No
     for i, patch in enumerate(profile.patches):
         _ref(sink, at("patches", i), "patch", patch, registry.patches, _broken(registry, "patches"))
     for i, ev in enumerate(profile.evidence):
-        _ref(sink, at("evidence", i, "rig"), "rig", ev.rig, registry.rigs, _broken(registry, "rigs"))
+        _ref(
+            sink, at("evidence", i, "rig"), "rig", ev.rig, registry.rigs, _broken(registry, "rigs")
+        )
 
 
 def find_profile(registry: Registry, name: str) -> Profile:

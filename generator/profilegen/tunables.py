@@ -38,10 +38,7 @@ def format_default(value: Any, kind: str) -> str:
 def _lookup(path: str, context: dict[str, Any]) -> Any:
     node: Any = context
     for part in path.split("."):
-        if isinstance(node, dict):
-            node = node.get(part)
-        else:
-            node = getattr(node, part, None)
+        node = node.get(part) if isinstance(node, dict) else getattr(node, part, None)
         if node is None:
             return None
     return node
@@ -58,7 +55,10 @@ def effective_tunables(registry: Registry, profile: Profile) -> list[EffectiveTu
             continue
         out.append(
             EffectiveTunable(
-                tunable.env, format_default(value, tunable.type), tunable.type, tunable.help,
+                tunable.env,
+                format_default(value, tunable.type),
+                tunable.type,
+                tunable.help,
                 tunable.scope,
             )
         )
@@ -69,12 +69,20 @@ def effective_tunables(registry: Registry, profile: Profile) -> list[EffectiveTu
         default = profile.switches.get(activation.env, activation.default)
         out.append(
             EffectiveTunable(
-                activation.env, format_default(default, "switch"), "bool", activation.help,
-                "container", tuple(sorted(activation.exports.items())),
+                activation.env,
+                format_default(default, "switch"),
+                "bool",
+                activation.help,
+                "container",
+                tuple(sorted(activation.exports.items())),
             )
         )
     for env, own in profile.tunables.items():
-        out.append(EffectiveTunable(env, format_default(own.default, own.type), own.type, own.help, "container"))
+        out.append(
+            EffectiveTunable(
+                env, format_default(own.default, own.type), own.type, own.help, "container"
+            )
+        )
     for mount in profile.mounts.values():
         if mount.host_env:
             help_text = mount.help or f"host path mounted at {mount.container}"

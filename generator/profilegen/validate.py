@@ -24,10 +24,9 @@ def _data_path(data: Any, loc: tuple[Any, ...]) -> tuple[str | int, ...]:
     path: list[str | int] = []
     node = data
     for part in loc:
-        if isinstance(node, dict) and part in node:
-            path.append(part)
-            node = node[part]
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+        in_map = isinstance(node, dict) and part in node
+        in_list = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        if in_map or in_list:
             path.append(part)
             node = node[part]
     return tuple(path)
@@ -110,8 +109,10 @@ def report_validation(
             message = f"unknown key {key!r}"
             choices = _fields_at(model, data, path[:-1])
             close = suggest(key, choices)
-            hint = f"did you mean {close!r}?" if close else (
-                "allowed keys: " + ", ".join(choices) if choices else None
+            hint = (
+                f"did you mean {close!r}?"
+                if close
+                else ("allowed keys: " + ", ".join(choices) if choices else None)
             )
         elif kind == "missing":
             key = str(loc[-1])

@@ -25,7 +25,7 @@ def _first_difference(want: Any, got: Any, path: str = "") -> str | None:
     if isinstance(want, list) and isinstance(got, list):
         if len(want) != len(got):
             return f"{path} has {len(got)} items, intended {len(want)}"
-        for i, (w, g) in enumerate(zip(want, got)):
+        for i, (w, g) in enumerate(zip(want, got, strict=True)):
             found = _first_difference(w, g, f"{path}[{i}]")
             if found:
                 return found
@@ -42,7 +42,9 @@ def verify_rendered(rendered: Rendered) -> None:
     try:
         doc = YAML(typ="safe").load(rendered.compose.decode())
     except YAMLError as exc:
-        raise RenderError(f"{rendered.profile_id}: rendered compose is not valid YAML: {exc}") from exc
+        raise RenderError(
+            f"{rendered.profile_id}: rendered compose is not valid YAML: {exc}"
+        ) from exc
     if not isinstance(doc, dict) or set(doc) != {"name", "services"}:
         raise RenderError(f"{rendered.profile_id}: rendered compose has unexpected top-level keys")
     services = doc["services"]
@@ -51,4 +53,6 @@ def verify_rendered(rendered: Rendered) -> None:
     (got,) = services.values()
     problem = _first_difference(intended_json(rendered.service), got)
     if problem:
-        raise RenderError(f"{rendered.profile_id}: rendered compose differs from the registry: service{problem}")
+        raise RenderError(
+            f"{rendered.profile_id}: rendered compose differs from the registry: service{problem}"
+        )

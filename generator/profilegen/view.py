@@ -32,7 +32,10 @@ def profile_view(registry: Registry, profile: Profile) -> dict[str, Any]:
     data = profile.model_dump(mode="json", exclude={"abstract"})
     data["resolved"] = {
         "engine": {"kind": engine.kind, "image": engine.image_ref, "image_env": engine.image_env},
-        "model": {"name": model.name, "served_name": profile.serve.served_name or model.served_name},
+        "model": {
+            "name": model.name,
+            "served_name": profile.serve.served_name or model.served_name,
+        },
         "rig": {"gpu": rig.gpu, "count": rig.count, "host_os": rig.host_os},
         "artifacts": artifact_view(registry, profile),
         "drafter": None,

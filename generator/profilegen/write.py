@@ -18,8 +18,8 @@ def write_atomic(path: Path, content: bytes, *, mode: int | None = None) -> None
             handle.flush()
             os.fsync(handle.fileno())
         if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
+            Path(tmp).chmod(mode)
+        Path(tmp).replace(path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

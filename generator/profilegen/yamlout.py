@@ -11,7 +11,8 @@ from ruamel.yaml import YAML
 def dump_yaml(data: Any) -> str:
     yaml = YAML(typ="safe", pure=True)
     yaml.default_flow_style = False
-    yaml.sort_base_mapping_type_on_output = False  # type: ignore[attr-defined]
+    # Keep the order the data was built in (id first), not alphabetical.
+    yaml.sort_base_mapping_type_on_output = False  # type: ignore[assignment]
     yaml.width = 4096
     out = io.StringIO()
     yaml.dump(data, out)

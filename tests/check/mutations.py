@@ -145,7 +145,6 @@ def _vendored_patch(file_body: bytes | None) -> Apply:
     return chain(*steps)
 
 
-
 MUTATIONS: tuple[Mutation, ...] = (
     # Generated files: missing, stale, orphaned.
     Mutation(

@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from profilegen.cli import cli
-from profilegen.load import MODELINE, read_document
 from profilegen.errors import FindingSink
+from profilegen.load import MODELINE, read_document
 from profilegen.registry import KINDS
 from profilegen.schema import build_schemas
 
@@ -54,13 +54,17 @@ def test_show_resolves_the_seed_profile() -> None:
     assert data["status"] == "incubating"
     resolved = data["resolved"]
     assert resolved["drafter"]["spec_n_default"] == 15
-    assert resolved["artifacts"]["weights"]["repo"] == "born2bewild/Qwen3.8-27B-W4A16-AutoRound-fast"
+    assert (
+        resolved["artifacts"]["weights"]["repo"] == "born2bewild/Qwen3.8-27B-W4A16-AutoRound-fast"
+    )
     assert resolved["drafter"]["repo"] == "syvai/Qwen3.8-27B-DFlash2-W4A16"
     assert resolved["engine"]["image"] == "vllm/vllm-openai:v0.27.1"
     assert resolved["container_name"] == "vllm-qwen38-27b-dual-dflash15-fast"
 
 
-@pytest.mark.parametrize("name", [SEED, "vllm/qwen38-27b-dual-dflash15-fast", "qwen38-27b-dual-dflash"])
+@pytest.mark.parametrize(
+    "name", [SEED, "vllm/qwen38-27b-dual-dflash15-fast", "qwen38-27b-dual-dflash"]
+)
 def test_profile_names_id_upstream_key_and_prefix(name: str) -> None:
     code, out, _ = invoke("show", name, "--format", "json")
     assert code == 0

@@ -23,10 +23,20 @@ GIB = 1 << 30
 def test_json_keys_and_types(fit_json: FitJson) -> None:
     data = fit_json(MTP)
     types = {
-        "profile": str, "engine": str, "rig": str, "tp": int, "kv_pool_tokens": int,
-        "kv_pool_bytes_per_gpu": int, "kv_bytes_per_token_per_gpu": int, "max_model_len": int,
-        "max_num_seqs": int, "fits": bool, "headroom_tokens": int, "budget": dict,
-        "kv_cache_bytes": int, "notes": list,
+        "profile": str,
+        "engine": str,
+        "rig": str,
+        "tp": int,
+        "kv_pool_tokens": int,
+        "kv_pool_bytes_per_gpu": int,
+        "kv_bytes_per_token_per_gpu": int,
+        "max_model_len": int,
+        "max_num_seqs": int,
+        "fits": bool,
+        "headroom_tokens": int,
+        "budget": dict,
+        "kv_cache_bytes": int,
+        "notes": list,
     }
     for key, kind in types.items():
         assert isinstance(data[key], kind), key
@@ -35,8 +45,14 @@ def test_json_keys_and_types(fit_json: FitJson) -> None:
     assert data["headroom_tokens"] == data["kv_pool_tokens"] - 262144
     budget = data["budget"]
     assert list(budget)[:4] == ["total", "claimed_by_util", "weights", "drafter"]
-    assert {"activations", "cuda_graphs", "runtime_overhead", "kv_pool",
-            "desktop_reservation", "free"} <= set(budget)
+    assert {
+        "activations",
+        "cuda_graphs",
+        "runtime_overhead",
+        "kv_pool",
+        "desktop_reservation",
+        "free",
+    } <= set(budget)
     assert all(isinstance(v, int) for v in budget.values())
     assert budget["kv_pool"] == data["kv_pool_bytes_per_gpu"]
 
@@ -88,8 +104,9 @@ def test_drafter_off_grows_the_pool_of_an_mtp_profile(fit_json: FitJson) -> None
 
 def test_what_if_options_are_applied(fit_json: FitJson) -> None:
     base = fit_json(MTP)
-    data = fit_json(MTP, "--max-model-len", "131072", "--max-num-seqs", "3",
-                    "--max-num-batched-tokens", "4096")
+    data = fit_json(
+        MTP, "--max-model-len", "131072", "--max-num-seqs", "3", "--max-num-batched-tokens", "4096"
+    )
     assert (data["max_model_len"], data["max_num_seqs"]) == (131072, 3)
     assert data["budget"]["activations"] < base["budget"]["activations"]
     pinned = fit_json(MTP, "--kv-cache-memory", str(6 * GIB))
@@ -115,8 +132,18 @@ def test_text_output_is_a_budget_table(invoke: Invoke) -> None:
     result = invoke("fit", SEED)
     assert result.exit_code == 0
     out = result.stdout
-    for label in ("claimed by util", "weights", "drafter", "activations", "CUDA graphs",
-                  "runtime overhead", "KV pool", "desktop reservation", "free", "FITS"):
+    for label in (
+        "claimed by util",
+        "weights",
+        "drafter",
+        "activations",
+        "CUDA graphs",
+        "runtime overhead",
+        "KV pool",
+        "desktop reservation",
+        "free",
+        "FITS",
+    ):
         assert label in out
     assert "244,320" in out
 
@@ -139,8 +166,12 @@ def test_llamacpp_kv_buffer_and_q8_at_full_context(fit_json: FitJson) -> None:
 def test_lock_total_size_is_preferred(registry: Registry) -> None:
     artifact = registry.models["qwen3.8-27b"].artifacts["autoround-int4"]
     key = "qwen3.8-27b/autoround-int4"
-    entry = {"repo": artifact.repo, "revision": artifact.revision, "resolved": True,
-             "total_size": 19_000_000_123}
+    entry = {
+        "repo": artifact.repo,
+        "revision": artifact.revision,
+        "resolved": True,
+        "total_size": 19_000_000_123,
+    }
     assert artifact_bytes(artifact, key, Lock({key: entry})) == 19_000_000_123
     unresolved = Lock({key: {**entry, "resolved": False}})
     assert artifact_bytes(artifact, key, unresolved) == artifact.size.bytes

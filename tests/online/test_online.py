@@ -141,13 +141,17 @@ def test_missing_file_and_size_drift(hub: FakeHub, scratch: Path) -> None:
     assert drift["severity"] == "warning"
 
 
-def test_gated_repo_needs_a_token(hub: FakeHub, scratch: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_gated_repo_needs_a_token(
+    hub: FakeHub, scratch: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     repo = hub.repos["born2bewild/Qwen3.8-27B-W4A16-AutoRound-fast"]
     repo.gated = "manual"
     repo.tokens = frozenset({"hf_ci_token"})
     code, findings, _ = run(scratch, "check", "--online", "--format", "json")
     assert code == 1
-    assert "qwen3.8-27b/autoround-fast" in str(finding_for(findings, "hub-gated-no-access")["message"])
+    assert "qwen3.8-27b/autoround-fast" in str(
+        finding_for(findings, "hub-gated-no-access")["message"]
+    )
     monkeypatch.setenv("HF_TOKEN", "hf_ci_token")
     code, findings, _ = run(scratch, "check", "--online", "--format", "json")
     assert code == 0, errors(findings)

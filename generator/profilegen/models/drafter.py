@@ -41,10 +41,13 @@ class Drafter(Strict):
     @model_validator(mode="after")
     def _consistent(self) -> Drafter:
         if self.builtin == (self.artifact is not None):
-            raise ValueError("builtin: a drafter is either builtin or has an artifact, not both or neither")
+            raise ValueError(
+                "builtin: a drafter is either builtin or has an artifact, not both or neither"
+            )
         if self.default_width > self.max_width:
-            raise ValueError(f"default_width: default_width {self.default_width} exceeds max_width {self.max_width}")
+            raise ValueError(
+                f"default_width: default_width {self.default_width} exceeds max_width {self.max_width}"
+            )
         if self.artifact is not None and self.artifact.kind != "draft":
             raise ValueError("artifact: a drafter's artifact must have kind 'draft'")
         return self
-

@@ -17,7 +17,9 @@ class Tunable(Strict):
     env: EnvName
     # Dotted path that supplies the default: `profile.envelope.tp`, `engine.image_ref`;
     # a tunable whose field is unset in a profile is left out of that profile.
-    field: Annotated[str, StringConstraints(pattern=r"^(profile|engine)(\.[a-z_][a-z0-9_]*)+$")] | None = None
+    field: (
+        Annotated[str, StringConstraints(pattern=r"^(profile|engine)(\.[a-z_][a-z0-9_]*)+$")] | None
+    ) = None
     default: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.:/@+-]*$")] | None = None
     type: TunableType
     help: Text
@@ -27,7 +29,9 @@ class Tunable(Strict):
     @model_validator(mode="after")
     def _one_source(self) -> Tunable:
         if (self.field is None) == (self.default is None):
-            raise ValueError("env: a tunable takes its default from exactly one of field or default")
+            raise ValueError(
+                "env: a tunable takes its default from exactly one of field or default"
+            )
         return self
 
 

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from .common import GitCommit, Id, PositiveInt, Size, Strict, Text
+from .common import Id, PositiveInt, Size, Strict, Text
 
 HF_REPO_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$"
 HfRepo = Annotated[str, StringConstraints(pattern=HF_REPO_PATTERN)]
@@ -25,8 +25,12 @@ class Artifact(Strict):
     # Files to take from the repo; empty means the whole repo.
     files: list[RepoPath] = Field(default_factory=list)
     size: Size
-    format: Literal["safetensors", "compressed-tensors", "gguf", "fp8", "nvfp4", "awq", "gptq", "auto-round"]
-    quantization: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_. ()/-]{1,80}$")] | None = None
+    format: Literal[
+        "safetensors", "compressed-tensors", "gguf", "fp8", "nvfp4", "awq", "gptq", "auto-round"
+    ]
+    quantization: (
+        Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_. ()/-]{1,80}$")] | None
+    ) = None
     kind: Literal["main", "draft", "mmproj"] = "main"
     # Storage type of the quantized linear weights, for `profilegen fit`; needed only
     # where `format` does not tell it (compressed-tensors holds W4A16 as well as FP8).
@@ -40,8 +44,10 @@ class Artifact(Strict):
 
     @property
     def pinned(self) -> bool:
-        return self.revision is not None and len(self.revision) == 40 and all(
-            c in "0123456789abcdef" for c in self.revision
+        return (
+            self.revision is not None
+            and len(self.revision) == 40
+            and all(c in "0123456789abcdef" for c in self.revision)
         )
 
 

@@ -26,7 +26,9 @@ def _loosen(annotation: Any) -> Any:
     return annotation
 
 
-def partial(model: type[BaseModel], *, keep_required: frozenset[str] = frozenset()) -> type[BaseModel]:
+def partial(
+    model: type[BaseModel], *, keep_required: frozenset[str] = frozenset()
+) -> type[BaseModel]:
     """A model with the same fields and constraints, each optional (nested models too).
 
     A profile that extends another states only what differs, so its file is validated
@@ -45,7 +47,7 @@ def partial(model: type[BaseModel], *, keep_required: frozenset[str] = frozenset
         copied.default = None
         copied.default_factory = None
         fields[name] = (Optional[annotation], copied)  # noqa: UP045 (runtime construction)
-    derived = create_model(  # type: ignore[call-overload]
+    derived = create_model(
         f"{model.__name__}File",
         __config__=model.model_config,
         __doc__=f"{model.__name__} as written in a file (every key optional).",
@@ -53,4 +55,4 @@ def partial(model: type[BaseModel], *, keep_required: frozenset[str] = frozenset
     )
     if not keep_required:
         _CACHE[model] = derived
-    return derived  # type: ignore[no-any-return]
+    return derived

@@ -12,7 +12,9 @@ PatchFileName = Annotated[
     str, StringConstraints(pattern=r"^(?!\.)(?!.*\.\.)[A-Za-z0-9_][A-Za-z0-9._/-]{0,127}$")
 ]
 TargetPath = Annotated[str, StringConstraints(pattern=r"^(?!/)(?!.*\.\.)[A-Za-z0-9_./-]{1,255}$")]
-Url = Annotated[str, StringConstraints(pattern=r"^https://[A-Za-z0-9.-]+(:[0-9]+)?/[A-Za-z0-9._~%/+-]*$")]
+Url = Annotated[
+    str, StringConstraints(pattern=r"^https://[A-Za-z0-9.-]+(:[0-9]+)?/[A-Za-z0-9._~%/+-]*$")
+]
 
 
 # prefer-padding-sliding-window-groups: hybrid KV groups pad the cheap sliding-window
@@ -69,7 +71,10 @@ class ScriptStep(Strict):
     file: PatchFileName
     interpreter: Literal["bash", "sh", "python3"] = "bash"
     target: TargetPath | None = None
-    marker: Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=r"^[^\n\r]+$")] | None = None
+    marker: (
+        Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=r"^[^\n\r]+$")]
+        | None
+    ) = None
 
 
 class Activation(Strict):
@@ -78,8 +83,8 @@ class Activation(Strict):
     env: EnvName
     default: bool
     help: Text
-    exports: dict[EnvName, Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.:-]+$")]] = Field(
-        default_factory=dict
+    exports: dict[EnvName, Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.:-]+$")]] = (
+        Field(default_factory=dict)
     )
 
 
@@ -90,7 +95,9 @@ class Patch(Strict):
     # Folder name under the engine's patch mount root; installers may hard-code it.
     mount_dir: Id | None = None
     source: PatchSource
-    steps: list[Annotated[DiffStep | ScriptStep, Field(discriminator="method")]] = Field(min_length=1)
+    steps: list[Annotated[DiffStep | ScriptStep, Field(discriminator="method")]] = Field(
+        min_length=1
+    )
     fail_closed: bool = True
     activation: Activation | None = None
     requires: Requirements = Requirements()

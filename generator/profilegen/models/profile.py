@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
@@ -11,7 +11,7 @@ from .common import EnvName, Fraction, Id, PositiveInt, Status, Strict, Text
 Word = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.+:-]{1,64}$")]
 ContainerPath = Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9_.@+/-]*$")]
 HostPath = Annotated[str, StringConstraints(pattern=r"^(~|\.|/)[A-Za-z0-9_.@+/-]*$")]
-Scalar = Union[bool, int, float, Text]
+Scalar = bool | int | float | Text
 
 
 class Envelope(Strict):
@@ -62,12 +62,14 @@ class Serve(Strict):
     tool_call_parser: Word | None = None
     auto_tool_choice: bool = False
     # Keys become JSON keys of --default-chat-template-kwargs.
-    chat_template_kwargs: dict[Annotated[str, StringConstraints(pattern=r"^[a-z_][a-z0-9_]*$")], Scalar] = (
-        Field(default_factory=dict)
-    )
+    chat_template_kwargs: dict[
+        Annotated[str, StringConstraints(pattern=r"^[a-z_][a-z0-9_]*$")], Scalar
+    ] = Field(default_factory=dict)
     sampler: Sampler | None = None
     language_model_only: bool = False
-    served_name: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$")] | None = None
+    served_name: (
+        Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$")] | None
+    ) = None
     # Engine flags not modelled above, in order; each must be a flag the engine knows.
     extra_args: list[Text] = Field(default_factory=list)
 
@@ -89,7 +91,9 @@ class Mount(Strict):
 
 class ProfileTunable(Strict):
     # Defaults land inside `${VAR:-default}`: only characters Compose reads literally.
-    default: Union[bool, int, float, Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.:/@+,~-]*$")]]
+    default: (
+        bool | int | float | Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.:/@+,~-]*$")]
+    )
     type: Literal["int", "float", "bool", "word", "path", "text"]
     help: Text
 
@@ -155,7 +159,9 @@ class Profile(Strict):
     # Abstract profiles only carry shared values for others to extend.
     abstract: bool = False
     extends: Id | None = None
-    upstream_key: Annotated[str, StringConstraints(pattern=r"^[a-z.]+/[a-z0-9][a-z0-9._-]*$")] | None = None
+    upstream_key: (
+        Annotated[str, StringConstraints(pattern=r"^[a-z.]+/[a-z0-9][a-z0-9._-]*$")] | None
+    ) = None
     title: Text
     status: Status
     model: Id

@@ -39,8 +39,12 @@ class Rig(Strict):
     @model_validator(mode="after")
     def _cards(self) -> Rig:
         if self.desktop_gpu is not None and self.desktop_gpu >= self.count:
-            raise ValueError(f"desktop_gpu: desktop_gpu {self.desktop_gpu} is not one of the {self.count} cards")
+            raise ValueError(
+                f"desktop_gpu: desktop_gpu {self.desktop_gpu} is not one of the {self.count} cards"
+            )
         lanes = self.interconnect.pcie_lanes
         if lanes and len(lanes) != self.count:
-            raise ValueError(f"interconnect.pcie_lanes: interconnect.pcie_lanes lists {len(lanes)} cards, rig has {self.count}")
+            raise ValueError(
+                f"interconnect.pcie_lanes: interconnect.pcie_lanes lists {len(lanes)} cards, rig has {self.count}"
+            )
         return self

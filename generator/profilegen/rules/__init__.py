@@ -25,7 +25,9 @@ class Rule:
 RULES: list[Rule] = []
 
 
-def rule(rule_id: str, summary: str, severity: Severity = Severity.ERROR) -> Callable[[RuleFn], RuleFn]:
+def rule(
+    rule_id: str, summary: str, severity: Severity = Severity.ERROR
+) -> Callable[[RuleFn], RuleFn]:
     """Registers a check; its findings carry its id, and its summary documents it."""
 
     def register(fn: RuleFn) -> RuleFn:

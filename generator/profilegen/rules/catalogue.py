@@ -43,7 +43,9 @@ def siblings(ctx: CheckContext) -> Iterator[Finding]:
             elif sib not in reg.profiles:
                 close = suggest(sib, list(reg.profiles))
                 yield ctx.finding(
-                    "siblings", where, f"sibling {sib!r} is not a profile",
+                    "siblings",
+                    where,
+                    f"sibling {sib!r} is not a profile",
                     hint=f"did you mean {close!r}?" if close else None,
                 )
 
@@ -60,7 +62,11 @@ def status(ctx: CheckContext) -> Iterator[Finding]:
                 hint="add an evidence entry (date, rig, source, measured) or lower the status",
             )
         for i, sib in enumerate(p.siblings):
-            if sib in reg.profiles and reg.profiles[sib].status == "retired" and p.status != "retired":
+            if (
+                sib in reg.profiles
+                and reg.profiles[sib].status == "retired"
+                and p.status != "retired"
+            ):
                 yield ctx.finding(
                     "status-evidence",
                     reg.where("profiles", p.id, ("siblings", i)),
@@ -93,25 +99,29 @@ def artifact_kind(ctx: CheckContext) -> Iterator[Finding]:
         weights = model.artifacts[p.weights]
         if weights.kind != "main":
             yield ctx.finding(
-                "artifact-kind", reg.where("profiles", p.id, ("weights",)),
+                "artifact-kind",
+                reg.where("profiles", p.id, ("weights",)),
                 f"weights {p.weights} is a {weights.kind} artifact, not main weights",
             )
         gguf = weights.format == "gguf"
         if gguf != (engine.kind in GGUF_ENGINES):
             what = "a GGUF artifact" if gguf else f"{weights.format} weights"
             yield ctx.finding(
-                "artifact-kind", reg.where("profiles", p.id, ("weights",)),
+                "artifact-kind",
+                reg.where("profiles", p.id, ("weights",)),
                 f"{what} cannot be served by {engine.kind} ({engine.id})",
                 hint="llama.cpp serves GGUF; vLLM and SGLang serve safetensors formats",
             )
         if p.mmproj and model.artifacts[p.mmproj].kind != "mmproj":
             yield ctx.finding(
-                "artifact-kind", reg.where("profiles", p.id, ("mmproj",)),
+                "artifact-kind",
+                reg.where("profiles", p.id, ("mmproj",)),
                 f"{p.mmproj} is not a vision projector (kind mmproj)",
             )
         if gguf and len(weights.files) != 1:
             yield ctx.finding(
-                "artifact-kind", reg.where("models", model.id, ("artifacts", p.weights)),
+                "artifact-kind",
+                reg.where("models", model.id, ("artifacts", p.weights)),
                 "a GGUF artifact must name exactly one file",
             )
 

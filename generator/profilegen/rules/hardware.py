@@ -36,7 +36,9 @@ def tensor_parallel(ctx: CheckContext) -> Iterator[Finding]:
         if engine.kind == "llama.cpp":
             # llama.cpp splits layers, not heads: only the card count matters.
             if tp > rig.count:
-                yield ctx.finding("hw-tp", _at(ctx, p, "envelope", "tp"), f"{tp} cards on a {rig.count}-card rig")
+                yield ctx.finding(
+                    "hw-tp", _at(ctx, p, "envelope", "tp"), f"{tp} cards on a {rig.count}-card rig"
+                )
             continue
         if arch.num_attention_heads % tp:
             yield ctx.finding(
@@ -61,7 +63,9 @@ def tensor_parallel(ctx: CheckContext) -> Iterator[Finding]:
             )
 
 
-@rule("hw-kv-dtype", "the KV dtype is accepted by the engine and by the attention backend on the GPU")
+@rule(
+    "hw-kv-dtype", "the KV dtype is accepted by the engine and by the attention backend on the GPU"
+)
 def kv_dtype(ctx: CheckContext) -> Iterator[Finding]:
     reg = ctx.registry
     for p in reg.concrete_profiles():
@@ -93,12 +97,27 @@ def _requirement_problems(req: Requirements, p: Profile, engine_kind: str) -> li
     if req.engines and engine_kind not in req.engines:
         out.append(("engine", f"engine {engine_kind} (needs {', '.join(req.engines)})"))
     if req.kv_cache_dtypes and env.kv_cache_dtype not in req.kv_cache_dtypes:
-        out.append(("envelope.kv_cache_dtype", f"KV dtype {env.kv_cache_dtype} (needs {', '.join(req.kv_cache_dtypes)})"))
+        out.append(
+            (
+                "envelope.kv_cache_dtype",
+                f"KV dtype {env.kv_cache_dtype} (needs {', '.join(req.kv_cache_dtypes)})",
+            )
+        )
     if req.attention_backends and env.attention_backend not in req.attention_backends:
-        out.append(("envelope.attention_backend", f"attention backend {env.attention_backend} (needs {', '.join(req.attention_backends)})"))
+        out.append(
+            (
+                "envelope.attention_backend",
+                f"attention backend {env.attention_backend} (needs {', '.join(req.attention_backends)})",
+            )
+        )
     if req.async_scheduling is not None and env.async_scheduling != req.async_scheduling:
         want = "on" if req.async_scheduling else "off"
-        out.append(("envelope.async_scheduling", f"async scheduling {'on' if env.async_scheduling else 'off'} (needs {want})"))
+        out.append(
+            (
+                "envelope.async_scheduling",
+                f"async scheduling {'on' if env.async_scheduling else 'off'} (needs {want})",
+            )
+        )
     return out
 
 
@@ -113,13 +132,20 @@ def requirements(ctx: CheckContext) -> Iterator[Finding]:
             owners.append((f"drafter {drafter.id}", drafter.requires, ("drafter", "id")))
             if drafter.models and p.model not in drafter.models:
                 yield ctx.finding(
-                    "requirements", _at(ctx, p, "drafter", "id"),
+                    "requirements",
+                    _at(ctx, p, "drafter", "id"),
                     f"drafter {drafter.id} is not made for model {p.model}",
                     hint="it drafts for " + ", ".join(drafter.models),
                 )
-            if drafter.builtin and reg.models[p.model].architecture.mtp_layers == 0 and drafter.method == "mtp":
+            if (
+                drafter.builtin
+                and reg.models[p.model].architecture.mtp_layers == 0
+                and drafter.method == "mtp"
+            ):
                 yield ctx.finding(
-                    "requirements", _at(ctx, p, "drafter", "id"), f"{p.model} has no built-in MTP head"
+                    "requirements",
+                    _at(ctx, p, "drafter", "id"),
+                    f"{p.model} has no built-in MTP head",
                 )
         for i, patch_id in enumerate(p.patches):
             owners.append((f"patch {patch_id}", reg.patches[patch_id].requires, ("patches", i)))
@@ -127,10 +153,15 @@ def requirements(ctx: CheckContext) -> Iterator[Finding]:
             for field, problem in _requirement_problems(req, p, kind):
                 where = _at(ctx, p, *field.split(".")) if "." in field else _at(ctx, p, *node)
                 reason = f" ({req.reason})" if req.reason else ""
-                yield ctx.finding("requirements", where, f"{owner} cannot run with {problem}{reason}")
+                yield ctx.finding(
+                    "requirements", where, f"{owner} cannot run with {problem}{reason}"
+                )
 
 
-@rule("hw-memory", "utilization within the rig policy; weights fit the cards; context within the model")
+@rule(
+    "hw-memory",
+    "utilization within the rig policy; weights fit the cards; context within the model",
+)
 def memory(ctx: CheckContext) -> Iterator[Finding]:
     reg = ctx.registry
     for p in reg.concrete_profiles():

@@ -21,7 +21,9 @@ def vendored(ctx: CheckContext) -> Iterator[Finding]:
             path = ctx.root / vendored_dir(patch) / f.path
             if not path.is_file():
                 yield ctx.finding(
-                    "patch-vendored", where, f"vendored file {vendored_dir(patch)}/{f.path} is missing"
+                    "patch-vendored",
+                    where,
+                    f"vendored file {vendored_dir(patch)}/{f.path} is missing",
                 )
                 continue
             content = path.read_bytes()
@@ -73,12 +75,16 @@ def mounts(ctx: CheckContext) -> Iterator[Finding]:
             doc = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
             services = doc["services"].values()
         except (YAMLError, KeyError, TypeError, AttributeError, OSError, UnicodeDecodeError):
-            yield ctx.finding("patch-mount", Location(compose_rel, 1), "generated compose cannot be parsed")
+            yield ctx.finding(
+                "patch-mount", Location(compose_rel, 1), "generated compose cannot be parsed"
+            )
             continue
         root = engine.patch_mount_root.rstrip("/") + "/"
         for service in services:
             for volume in service.get("volumes") or []:
-                target = volume.get("target") if isinstance(volume, dict) else str(volume).split(":")[1]
+                target = (
+                    volume.get("target") if isinstance(volume, dict) else str(volume).split(":")[1]
+                )
                 if str(target).startswith(root) and target not in listed:
                     yield ctx.finding(
                         "patch-mount",
