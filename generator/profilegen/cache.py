@@ -6,8 +6,6 @@ import hashlib
 import os
 import shutil
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,6 +78,10 @@ def _read_verified(path: Path, file: PatchFile) -> bytes | None:
 
 
 def _download(url: str) -> bytes:
+    # urllib pulls in ssl (~0.1 s): only a download pays for it.
+    import urllib.error
+    import urllib.request
+
     last: Exception | None = None
     for attempt in range(DOWNLOAD_ATTEMPTS):
         try:

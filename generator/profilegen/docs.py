@@ -8,13 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jinja2 import FileSystemLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
 from .models import Profile
 from .models.profile import Envelope, Evidence, Measured
 from .registry import Registry
 from .resources import template_dirs
+from .templating import make_environment
 
 DOCS_DIR = "docs"
 CATALOG = f"{DOCS_DIR}/CATALOG.md"
@@ -212,19 +212,8 @@ def md_cell(value: object) -> str:
 
 
 def _environment(root: Path) -> SandboxedEnvironment:
-    env = SandboxedEnvironment(
-        loader=FileSystemLoader([str(d) for d in template_dirs(root)]),
-        undefined=StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        autoescape=False,
-        # The same comment syntax as the other templates (there, bash needs `{#`).
-        comment_start_string="{%#",
-        comment_end_string="#%}",
-        # Every value that reaches a page is escaped; the templates hold the only markup.
-        finalize=md_cell,
-    )
+    # Every value that reaches a page is escaped; the templates hold the only markup.
+    env = make_environment(template_dirs(root), md_cell)
     return env
 
 

@@ -9,7 +9,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from jinja2 import FileSystemLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
 from .errors import ProfilegenError
@@ -29,6 +28,7 @@ from .quoting import (
 from .registry import Registry
 from .resources import template_dirs
 from .shelljson import Slot, json_word
+from .templating import make_environment
 from .tunables import EffectiveTunable, effective_tunables, interp
 from .view import container_name
 
@@ -64,18 +64,7 @@ def _environments(dirs: tuple[Path, ...]) -> dict[str, SandboxedEnvironment]:
     """One sandboxed environment per output language; finalize quotes every value."""
     out = {}
     for name, finalize in (("yaml", yaml_value), ("shell", shell_value), ("text", _text)):
-        env = SandboxedEnvironment(
-            loader=FileSystemLoader([str(d) for d in dirs]),
-            undefined=StrictUndefined,
-            keep_trailing_newline=True,
-            trim_blocks=True,
-            lstrip_blocks=True,
-            autoescape=False,
-            # Bash uses `{#` (${#array[@]}); template comments are `{%# … #%}` instead.
-            comment_start_string="{%#",
-            comment_end_string="#%}",
-            finalize=finalize,
-        )
+        env = make_environment(dirs, finalize)
         env.filters.update(
             ident=_ident,
             expand=_expand,

@@ -57,53 +57,78 @@ def engine(ctx: CheckContext) -> Iterator[Finding]:
             )
 
 
+def _mount_targets(text: str) -> list[str] | None:
+    """Bind-mount targets of every service in a compose file; None when it does not parse."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        services = YAML(typ="safe").load(text)["services"].values()
+        targets = []
+        for service in services:
+            for volume in service.get("volumes") or []:
+                short = not isinstance(volume, dict)
+                targets.append(str(volume).split(":")[1] if short else str(volume.get("target")))
+        return targets
+    except (YAMLError, KeyError, TypeError, AttributeError, IndexError):
+        return None
+
+
 @rule("patch-mount", "every patch mount in a generated compose belongs to a listed patch")
 def mounts(ctx: CheckContext) -> Iterator[Finding]:
     reg = ctx.registry
     for profile in reg.concrete_profiles():
         engine = reg.engines[profile.engine]
-        rel = f"compose/{profile.id}/patches.manifest.json"
-        compose_rel = f"compose/{profile.id}/compose.yaml"
-        listed = {f"{engine.patch_mount_root}/{reg.patches[p].mount_name}" for p in profile.patches}
-        path = ctx.root / compose_rel
-        if not path.is_file():
-            continue
-        from ruamel.yaml import YAML
-        from ruamel.yaml.error import YAMLError
-
-        try:
-            doc = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
-            services = doc["services"].values()
-        except (YAMLError, KeyError, TypeError, AttributeError, OSError, UnicodeDecodeError):
-            yield ctx.finding(
-                "patch-mount", Location(compose_rel, 1), "generated compose cannot be parsed"
-            )
-            continue
         root = engine.patch_mount_root.rstrip("/") + "/"
-        for service in services:
-            for volume in service.get("volumes") or []:
-                target = (
-                    volume.get("target") if isinstance(volume, dict) else str(volume).split(":")[1]
+        listed = {root + reg.patches[p].mount_name for p in profile.patches}
+        compose_rel = f"compose/{profile.id}/compose.yaml"
+        manifest_rel = f"compose/{profile.id}/patches.manifest.json"
+        # A file byte-identical to a fresh render has exactly the listed patches (render
+        # builds mounts from them and verifies its output): only hand-edited files are read.
+        compose = _edited(ctx, compose_rel)
+        if compose is not None:
+            targets = _mount_targets(compose.decode("utf-8", errors="replace"))
+            if targets is None:
+                yield ctx.finding(
+                    "patch-mount", Location(compose_rel, 1), "generated compose cannot be parsed"
                 )
-                if str(target).startswith(root) and target not in listed:
+            for target in targets or []:
+                if target.startswith(root) and target not in listed:
                     yield ctx.finding(
                         "patch-mount",
-                        Location(compose_rel, 1),
+                        Location(compose_rel, _line_of(compose, target)),
                         f"mount {target} belongs to no patch of {profile.id}",
                         hint="regenerate with `profilegen render --all`",
                     )
-        manifest_path = ctx.root / rel
-        if manifest_path.is_file():
+        manifest = _edited(ctx, manifest_rel)
+        if manifest is not None:
             try:
-                manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-                ids = [p["id"] for p in manifest["patches"]]
-            except (ValueError, KeyError, TypeError, OSError):
-                yield ctx.finding("patch-mount", Location(rel, 1), "patch manifest cannot be read")
+                ids = [p["id"] for p in json.loads(manifest)["patches"]]
+            except (ValueError, KeyError, TypeError):
+                yield ctx.finding(
+                    "patch-mount", Location(manifest_rel, 1), "patch manifest cannot be read"
+                )
                 continue
             if ids != list(profile.patches):
                 yield ctx.finding(
                     "patch-mount",
-                    Location(rel, 1),
+                    Location(manifest_rel, 1),
                     f"manifest applies {ids}, the profile lists {list(profile.patches)}",
                     hint="regenerate with `profilegen render --all`",
                 )
+
+
+def _edited(ctx: CheckContext, rel: str) -> bytes | None:
+    """The file's bytes when it exists and differs from a fresh render, else None."""
+    path = ctx.root / rel
+    if not path.is_file():
+        return None
+    content = path.read_bytes()
+    return None if content == ctx.plan.get(rel) else content
+
+
+def _line_of(content: bytes, needle: str) -> int:
+    for number, line in enumerate(content.decode("utf-8", errors="replace").split("\n"), 1):
+        if needle in line:
+            return number
+    return 1
