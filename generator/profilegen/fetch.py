@@ -163,9 +163,8 @@ def _plan_online(need: Need, plan: FetchPlan) -> dict[str, Any]:
     return _plan_object(need, plan.revision, files, "hub")
 
 
-def _plan_object(
-    need: Need, revision: str | None, files: list[tuple[str, int | None, bool]], source: str
-) -> dict[str, Any]:
+def _identity(need: Need, revision: str | None) -> dict[str, Any]:
+    """The keys every plan and result object starts with."""
     return {
         "role": need.role,
         "key": need.key,
@@ -173,6 +172,14 @@ def _plan_object(
         "revision": revision,
         "target": str(need.target),
         "local_dir": need.artifact.local_dir,
+    }
+
+
+def _plan_object(
+    need: Need, revision: str | None, files: list[tuple[str, int | None, bool]], source: str
+) -> dict[str, Any]:
+    return {
+        **_identity(need, revision),
         "source": source,
         "whole_repo": not files and not need.artifact.files,
         "files": [{"path": p, "size": s, "download": d} for p, s, d in files],
@@ -253,12 +260,7 @@ def _result_object(
     need: Need, revision: str | None, files: list[str], downloaded: list[str], verified: str
 ) -> dict[str, Any]:
     return {
-        "role": need.role,
-        "key": need.key,
-        "repo": need.artifact.repo,
-        "revision": revision,
-        "target": str(need.target),
-        "local_dir": need.artifact.local_dir,
+        **_identity(need, revision),
         "files": files,
         "downloaded": downloaded,
         "verified": verified,

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import re
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from profilegen import schema
 from profilegen.cli import cli
+from tests.support.repo import fast_schemas  # noqa: F401 (fixture)
 
 HERE = Path(__file__).resolve().parent
 BASE = HERE / "base"
@@ -48,13 +47,8 @@ def regenerate(root: Path) -> None:
     invoke(root, "render", "--all")
 
 
-@pytest.fixture(scope="module", autouse=True)
-def fast_schemas() -> Iterator[None]:
-    """The schemas depend on the models only: build them once, not once per check."""
-    built = schema.build_schemas()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(schema, "build_schemas", lambda: dict(built))
-        yield
+# Every check in this module reuses one build of the schemas.
+pytestmark = pytest.mark.usefixtures("fast_schemas")
 
 
 @pytest.fixture(scope="module")

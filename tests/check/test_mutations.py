@@ -4,21 +4,19 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
-from profilegen import schema
 from profilegen.cli import cli
+from tests.support.repo import copy_repo, fast_schemas  # noqa: F401 (fixture)
 
 from .mutations import MUTATIONS, Mutation
 
 REPO = Path(__file__).resolve().parents[2]
 # What `check` reads; docs/ only where the repository has generated pages.
-COPIED = ("registry", "schema", "compose", "templates", "docs", "profilegen.lock.json")
 
 
 def invoke(root: Path, *args: str) -> tuple[int, str, str]:
@@ -26,13 +24,8 @@ def invoke(root: Path, *args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-@pytest.fixture(scope="module", autouse=True)
-def fast_schemas() -> Iterator[None]:
-    """The schemas depend on the models only: build them once, not once per check."""
-    built = schema.build_schemas()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(schema, "build_schemas", lambda: dict(built))
-        yield
+# Every check in this module reuses one build of the schemas.
+pytestmark = pytest.mark.usefixtures("fast_schemas")
 
 
 @pytest.fixture(scope="module")
@@ -42,14 +35,7 @@ def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
     Regenerating makes the corpus independent of a working tree whose compose/ or lock
     is mid-edit; whether the checked-in tree is fresh is another test's business.
     """
-    root = tmp_path_factory.mktemp("repo") / "root"
-    root.mkdir()
-    for name in COPIED:
-        source = REPO / name
-        if source.is_dir():
-            shutil.copytree(source, root / name)
-        elif source.is_file():
-            shutil.copyfile(source, root / name)
+    root = copy_repo(tmp_path_factory.mktemp("repo") / "root")
     for args in (("schema",), ("lock", "--offline"), ("render", "--all")):
         code, out, err = invoke(root, *args)
         assert code == 0, f"profilegen {' '.join(args)} failed on the real registry:\n{out}{err}"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,20 +14,12 @@ from profilegen.artifacts import artifact_uses
 from profilegen.cli import cli
 from profilegen.registry import open_registry
 from tests.support.fakehub import FakeFile, FakeHub
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-COPY = ("registry", "schema", "compose", "templates", "profilegen.lock.json", "docs")
+from tests.support.repo import copy_repo
 
 
 @pytest.fixture()
 def scratch(tmp_path: Path) -> Path:
-    for name in COPY:
-        src = REPO_ROOT / name
-        if src.is_dir():
-            shutil.copytree(src, tmp_path / name)
-        elif src.is_file():
-            shutil.copy2(src, tmp_path / name)
-    return tmp_path
+    return copy_repo(tmp_path / "repo")
 
 
 def populate(hub: FakeHub, root: Path) -> None:

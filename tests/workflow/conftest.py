@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from profilegen.cli import cli
+from tests.support.repo import copy_repo
 
 ROOT = Path(__file__).resolve().parents[2]
-COPIED = ("registry", "schema", "compose", "docs", "templates")
 
 
 @dataclass(frozen=True)
@@ -42,11 +42,7 @@ def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
     Other work may leave the checked-in tree a step behind the code; these tests are about
     the workflow, so they start from a copy where schemas and generated files are fresh.
     """
-    root = tmp_path_factory.mktemp("pristine")
-    for name in COPIED:
-        if (ROOT / name).is_dir():
-            shutil.copytree(ROOT / name, root / name)
-    shutil.copy2(ROOT / "profilegen.lock.json", root / "profilegen.lock.json")
+    root = copy_repo(tmp_path_factory.mktemp("pristine") / "root")
     for args in (("schema",), ("render", "--all")):
         run = invoke_in(root, *args)
         assert run.code == 0, run.text
