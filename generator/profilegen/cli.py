@@ -34,6 +34,11 @@ class Group(click.Group):
             ctx.exit(exc.exit_code)
         except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
             raise
+        except OSError as exc:
+            # The disk or the network said no: the user's environment, not a bug.
+            where = f" {exc.filename}" if exc.filename else ""
+            click.echo(f"error: cannot access{where}: {exc.strerror or exc}", err=True)
+            ctx.exit(EXIT_FINDINGS)
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             ctx.exit(130)

@@ -132,3 +132,12 @@ def test_no_registry_is_a_usage_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["--root", str(tmp_path), "list"], catch_exceptions=False)
     assert result.exit_code == 2
     assert "no registry/ folder" in result.stderr
+
+
+def test_unwritable_output_is_an_error_not_a_crash(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    code, _, err = invoke("render", "qwen38-27b-single-iq4xs", "-o", str(blocker / "bundle"))
+    assert code == 1
+    assert "cannot access" in err
+    assert "Traceback" not in err and "internal error" not in err
