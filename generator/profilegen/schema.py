@@ -26,8 +26,41 @@ def extra_schemas() -> dict[str, tuple[type[BaseModel], str]]:
     return {"manifest": (Manifest, "profilegen patch-delivery manifest")}
 
 
+def _fingerprint() -> str:
+    """Schemas depend only on the model code and pydantic: hash exactly those."""
+    import hashlib
+
+    import pydantic
+
+    package = Path(__file__).resolve().parent
+    digest = hashlib.sha256(pydantic.VERSION.encode())
+    for path in sorted(
+        [*package.glob("models/*.py"), package / "manifest.py", package / "schema.py"]
+    ):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
 def build_schemas() -> dict[str, bytes]:
-    """File name -> bytes of every schema; deterministic."""
+    """File name -> bytes of every schema; deterministic, memoized like compiled bytecode."""
+    from .cache import cache_root
+
+    memo = cache_root() / "schemas" / f"{_fingerprint()}.json"
+    try:
+        return {k: v.encode() for k, v in json.loads(memo.read_text(encoding="utf-8")).items()}
+    except (OSError, ValueError, AttributeError):
+        pass
+    built = _build_schemas()
+    try:
+        from .write import write_atomic
+
+        write_atomic(memo, json.dumps({k: v.decode() for k, v in built.items()}).encode())
+    except OSError:
+        pass  # a read-only cache only costs the rebuild
+    return built
+
+
+def _build_schemas() -> dict[str, bytes]:
     out: dict[str, bytes] = {}
     for kind, (_model, name) in KINDS.items():
         title = f"profilegen registry file: {kind[:-1]}"
