@@ -1,0 +1,146 @@
+"""Constants, dtype widths and small helpers shared by the fit formulas."""
+
+from __future__ import annotations
+
+GIB = 1 << 30
+MIB = 1 << 20
+
+# --- Calibration and mechanism constants -------------------------------------------------
+# Each number below is a property of an engine mechanism, never of a model or a profile.
+# The calibration points are the boots in shared/MEASUREMENTS.md plus the dual-nvfp4 boot
+# recorded in club-3090's compose header (518,430 tokens, stock vLLM).
+
+# cudaMemGetInfo (what vLLM multiplies by gpu_memory_utilization) reports less than NVML:
+# the driver keeps ~318 MiB of a 24 GiB Ampere card (torch prints "23.69 GiB total
+# capacity" on a 3090 whose NVML total is 24,576 MiB).
+DRIVER_RESERVED_BYTES = 318 * MIB
+
+# The CUDA context + torch/cuBLAS handles exist before vLLM's baseline memory snapshot, so
+# vLLM never charges them to the util budget; they only matter for the physical check.
+CUDA_CONTEXT_BYTES = 320 * MIB
+
+# vLLM's attention block size when no hybrid page unification raises it (FlashAttention and
+# FlashInfer both report a minimum kernel block of 16 and vLLM's default block_size is 16).
+VLLM_DEFAULT_BLOCK_SIZE = 16
+VLLM_KERNEL_BLOCK_ALIGNMENT = 16
+
+# FLA's chunk size for Gated-DeltaNet prefill (fla/ops/utils.py FLA_CHUNK_SIZE); it sizes
+# the chunked-prefill scratch and the block alignment of mamba_cache_mode="all".
+GDN_CHUNK_SIZE = 64
+
+# vLLM groups hybrid layers with group_size = min bucket, unless max < 1.5 * min
+# (kv_cache_utils._get_kv_cache_groups_uniform_page_size in v0.27.1).
+VLLM_GROUP_SIZE_MAX_RATIO = 1.5
+
+# Activation peak of the profiling forward over max_num_batched_tokens: the residual
+# stream and the normed copy are full width on every rank (2 x hidden), while the MLP's
+# gate, up and activated outputs are TP-sharded (3 x intermediate / tp); all bf16. At
+# hidden 5120 / intermediate 17408 / TP 2 that is 71 KiB per batched token (0.56 GiB at
+# 8192 tokens, 0.74 GiB with the GDN scratch), the same order as the ~1.1 GiB peak a
+# warm-cache single-3090 Qwen3.8 boot logs (syv-ai qwen38-27b-rtx3090, gotcha 2).
+ACT_HIDDEN_COPIES = 2
+ACT_INTERMEDIATE_COPIES = 3
+ACTIVATION_DTYPE_BYTES = 2
+
+# Non-torch memory that vLLM's profiling charges to the budget besides weights and the
+# activation peak: NCCL communicators, cuBLAS/FlashInfer workspaces, the multimodal
+# encoder-cache profile and sampler buffers. Calibrated: the residual of the three
+# non-FP8 boots (dual-fast MTP on/off, dual-nvfp4) after every modelled term; the three
+# residuals (with the TP term below) lie within 90 MiB of this value.
+VLLM_RUNTIME_OVERHEAD_BYTES = 443 * MIB
+
+# Extra per rank when TP > 1: NCCL channel buffers for the all-reduces (PCIe/SHM path).
+VLLM_TP_COMM_OVERHEAD_BYTES = 128 * MIB
+
+# The V1 model runner profiles its CUDA graphs and subtracts the estimate before sizing KV.
+# Piecewise graphs keep one static activation per layer boundary per captured token; the
+# fixed part (graph pool + FULL decode graphs for small batch sizes) is ~0.55 GiB, the
+# figure vLLM logs ("Graph capturing finished ... took 0.55 GiB") for a 14B-class model.
+VLLM_V1_CUDAGRAPH_BASE_BYTES = 563 * MIB
+CUDAGRAPH_BUFFERS_PER_LAYER = 2
+
+# The V2 model runner (forced by DFlash2 drafters) returns 0 from profile_cudagraph_memory,
+# so its graphs land ON TOP of the util budget unless VLLM_V2_CUDAGRAPH_MEM_MIB reserves
+# them (club-3090's hybrid-kv-groups-v2-cudagraph patch: "~1.2 GiB of graphs").
+VLLM_V2_CUDAGRAPH_UNRESERVED_BYTES = int(1.2 * GIB)
+
+# Weights in VRAM over bytes on disk, by how the weights are served. Block-scaled FP8
+# served weight-only through Marlin (GPUs without FP8 tensor cores, sm < 8.9) repacks
+# every layer and expands the 128x128 block scales to per-column group scales (+1.6%);
+# the official Qwen3.8 FP8 boot on 2x3090 needs 4.8% over disk in total (measured, the
+# rest of the mechanism is unconfirmed). Other formats load at their on-disk size.
+WEIGHT_VRAM_FACTORS: dict[str, float] = {
+    "bf16": 1.0,
+    "fp16": 1.0,
+    "int4": 1.0,
+    "int8": 1.0,
+    "nvfp4": 1.0,
+    "fp8": 1.0,
+    "fp8_marlin": 1.046,
+}
+
+# llama.cpp: the KV buffer is padded to 256 cells when flash attention is on (llama.cpp
+# pads n_ctx to the KV cache padding), and recurrent (r/s) states are kept in f32.
+LLAMACPP_CTX_PADDING = 256
+LLAMACPP_STATE_DTYPE_BYTES = 4
+# mmproj compute buffer on top of its weights: club-3090 measured the F16 Qwen3.8
+# projector (928 MB) holding ~1,180 MiB on the GPU, i.e. ~295 MiB beyond the weights.
+LLAMACPP_MMPROJ_COMPUTE_BYTES = 295 * MIB
+# CUDA context, cuBLAS workspace, llama.cpp's CUDA-graph and host-staging buffers, as
+# nvidia-smi counts them. Calibrated: the residual of the single-3090 UD-IQ4_XS
+# q4_0@262144 + mmproj + draft-mtp boot (22,290 MiB) after every modelled buffer.
+LLAMACPP_RUNTIME_OVERHEAD_BYTES = 654 * MIB
+
+# --- dtype tables -------------------------------------------------------------------------
+
+_VLLM_DTYPE_BYTES: dict[str, int] = {
+    "bfloat16": 2,
+    "bf16": 2,
+    "float16": 2,
+    "fp16": 2,
+    "half": 2,
+    "float32": 4,
+    "fp32": 4,
+    "float": 4,
+    "fp8": 1,
+    "fp8_e4m3": 1,
+    "fp8_e5m2": 1,
+    "int8_per_token_head": 1,
+}
+
+# llama.cpp cache types: (bytes per block, values per block), from ggml's type traits.
+_LLAMACPP_BLOCKS: dict[str, tuple[int, int]] = {
+    "f32": (4, 1),
+    "f16": (2, 1),
+    "bf16": (2, 1),
+    "q8_0": (34, 32),
+    "q4_0": (18, 32),
+    "q4_1": (20, 32),
+    "q5_0": (22, 32),
+    "q5_1": (24, 32),
+    "iq4_nl": (18, 32),
+}
+
+
+def vllm_dtype_bytes(dtype: str, model_dtype: str = "bfloat16") -> int:
+    """Bytes per element of a vLLM cache/weight dtype; 'auto' means the model dtype."""
+    key = model_dtype if dtype == "auto" else dtype
+    try:
+        return _VLLM_DTYPE_BYTES[key.lower()]
+    except KeyError:
+        raise ValueError(f"unknown vLLM dtype {dtype!r}") from None
+
+
+def llamacpp_row_bytes(cache_type: str, n_values: int) -> int:
+    """ggml_row_size: bytes of a row of n_values in a llama.cpp cache type."""
+    try:
+        block_bytes, block_values = _LLAMACPP_BLOCKS[cache_type.lower()]
+    except KeyError:
+        raise ValueError(f"unknown llama.cpp cache type {cache_type!r}") from None
+    if n_values % block_values:
+        raise ValueError(f"{n_values} values do not fill whole {cache_type} blocks")
+    return n_values // block_values * block_bytes
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)

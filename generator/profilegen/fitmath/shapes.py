@@ -1,0 +1,214 @@
+"""Frozen inputs and outputs of the fit model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .common import DRIVER_RESERVED_BYTES
+
+# --- inputs -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """Architecture facts from config.json (text_config for multimodal models)."""
+
+    num_layers: int
+    num_kv_layers: int  # full-attention layers that grow a per-token KV cache
+    num_attention_heads: int
+    num_kv_heads: int
+    head_dim: int
+    hidden_size: int
+    intermediate_size: int
+    vocab_size: int
+    full_attention_interval: int | None = None  # layer i is full attention iff (i+1) % n == 0
+    linear_num_key_heads: int = 0
+    linear_num_value_heads: int = 0
+    linear_key_head_dim: int = 0
+    linear_value_head_dim: int = 0
+    linear_conv_kernel: int = 0
+    mtp_layers: int = 0
+    attn_output_gate: bool = False  # Qwen3-Next gated attention doubles q_proj
+    # Qwen3.5-family configs carry mamba_ssm_dtype float32 and vLLM copies it into
+    # --mamba-ssm-cache-dtype when that is 'auto'.
+    ssm_state_dtype: str = "float32"
+
+    @property
+    def num_linear_layers(self) -> int:
+        return self.num_layers - self.num_kv_layers if self.linear_num_value_heads else 0
+
+    def kv_layer_indices(self) -> tuple[int, ...]:
+        """Indices of the KV-bearing layers (every n-th for hybrids, else evenly spread)."""
+        if self.full_attention_interval:
+            n = self.full_attention_interval
+            return tuple(i for i in range(self.num_layers) if (i + 1) % n == 0)
+        # Without a layer pattern, spread them evenly; a dense model gets every layer.
+        n, total = self.num_kv_layers, self.num_layers
+        return tuple((k + 1) * total // n - 1 for k in range(n)) if n else ()
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    """One GPU as the rig presents it."""
+
+    vram_bytes: int  # NVML total (a 24 GiB RTX 3090: 25,769,803,776)
+    desktop_reservation_bytes: int = 0  # held by a display server / other processes
+    cuda_total_bytes: int | None = None  # cudaMemGetInfo total; default NVML - driver
+
+    @property
+    def cuda_total(self) -> int:
+        if self.cuda_total_bytes is not None:
+            return self.cuda_total_bytes
+        return self.vram_bytes - DRIVER_RESERVED_BYTES
+
+
+@dataclass(frozen=True)
+class DrafterSpec:
+    """A speculative-decoding drafter as vLLM loads it.
+
+    kind 'mtp': the target's built-in MTP head (one attention layer with the target's
+    attention shape; its weights are inside the target artifact when embedded_in_target).
+    kind 'dflash': a DFlash/DFlash2 block-diffusion drafter with its own draft layers
+    (z-lab/Qwen3.8-27B-DFlash2: 5 sliding-window layers, 8 KV heads x 128, window 2048,
+    reading 5 target hidden-state taps); forces vLLM's V2 model runner.
+    """
+
+    kind: str  # 'mtp' | 'dflash' | 'eagle' | 'draft_model'
+    weights_bytes: int
+    embedded_in_target: bool = False
+    num_kv_layers: int = 1
+    num_kv_heads: int | None = None  # None: the target's
+    head_dim: int | None = None  # None: the target's
+    sliding_window: int | None = None  # None: full attention
+    hidden_taps: int = 1  # target hidden states buffered for the drafter
+    weight_vram_factor: float = 1.0
+
+
+@dataclass(frozen=True)
+class VllmInputs:
+    """Everything vLLM's start-up memory sizing depends on (per profile)."""
+
+    shape: ModelShape
+    gpu: GpuSpec
+    tp: int
+    gpu_memory_utilization: float
+    weights_bytes: int  # total artifact bytes (safetensors) of the target
+    max_model_len: int
+    max_num_seqs: int
+    max_num_batched_tokens: int = 8192
+    kv_cache_dtype: str = "auto"
+    model_dtype: str = "bfloat16"
+    drafter: DrafterSpec | None = None
+    num_speculative_tokens: int = 0  # 0 = drafter off even if one is declared
+    kv_cache_memory_bytes: int | None = None  # --kv-cache-memory: replaces the util budget
+    cudagraph_capture_size: int | None = None  # max_cudagraph_capture_size; None = default
+    cudagraph_reserve_bytes: int | None = None  # VLLM_V2_CUDAGRAPH_MEM_MIB * MiB
+    enforce_eager: bool = False
+    v2_model_runner: bool | None = None  # None: True iff the drafter is DFlash
+    mamba_cache_mode: str = "align"  # 'align' with prefix caching, 'none' without, 'all'
+    mamba_ssm_cache_dtype: str = "auto"
+    mamba_cache_dtype: str = "auto"  # conv state dtype
+    weight_format: str = "bf16"  # key of WEIGHT_VRAM_FACTORS
+    replicated_weights_bytes: int = 0  # part of weights_bytes every rank holds whole
+    # True when the club-3090 hybrid-kv-groups patch is applied: a sliding-window bucket
+    # that is the smallest no longer sets the group size (16/48/5 -> 8 instead of 5).
+    prefer_padding_sliding_window_groups: bool = False
+
+    @property
+    def spec_tokens(self) -> int:
+        return self.num_speculative_tokens if self.drafter is not None else 0
+
+    @property
+    def drafter_active(self) -> bool:
+        return self.drafter is not None and self.num_speculative_tokens > 0
+
+
+@dataclass(frozen=True)
+class LlamaCppInputs:
+    """A llama-server launch: model, context, cache types and GPU placement."""
+
+    shape: ModelShape
+    gpus: tuple[GpuSpec, ...]
+    n_ctx: int
+    weights_bytes: int  # the GGUF file
+    cache_type_k: str = "f16"
+    cache_type_v: str = "f16"
+    n_parallel: int = 1
+    n_ubatch: int = 512
+    flash_attn: bool = True
+    mmproj_bytes: int = 0
+    mmproj_on_gpu: bool = True
+    mtp_draft: bool = False  # --spec-type draft-mtp with the GGUF's nextn layers
+    n_gpu_layers: int = 999
+    tensor_split: tuple[float, ...] | None = None  # default: even (identical cards)
+    cpu_resident_bytes: int = 0  # e.g. token_embd, which llama.cpp keeps on the host
+    output_bytes: int = 0  # output.weight (lm_head), placed on the last GPU
+
+
+# --- outputs ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VllmBudget:
+    """Per-GPU byte budget, in the order vLLM spends it."""
+
+    total: int  # cudaMemGetInfo total
+    claimed_by_util: int  # util x total, or the component sum when KV is pinned
+    weights: int
+    drafter: int  # drafter weights + its hidden-state buffers
+    activations: int
+    cuda_graphs: int  # subtracted from the budget (V1 estimate or explicit reserve)
+    runtime_overhead: int
+    kv_pool: int
+    desktop_reservation: int
+    unaccounted: int  # outside vLLM's view: CUDA context + unreserved V2 graphs
+    free: int  # physical slack; negative means the boot or a soak will OOM
+
+    def as_dict(self) -> dict[str, int]:
+        return {name: int(getattr(self, name)) for name in self.__dataclass_fields__}
+
+
+@dataclass(frozen=True)
+class VllmFit:
+    kv_pool_tokens: int  # what vLLM logs as "GPU KV cache size: N tokens"
+    kv_pool_bytes_per_gpu: int
+    kv_bytes_per_token_per_gpu: int  # marginal pool bytes per context token
+    fixed_state_bytes_per_request: int  # mamba/GDN state + window pages per request
+    block_size: int
+    group_size: int
+    num_blocks: int
+    blocks_per_request: int
+    max_concurrency: float  # requests of max_model_len the pool holds
+    budget: VllmBudget
+    boots: bool  # vLLM's own checks: one max_model_len request fits, budget positive
+    fits: bool  # max_model_len x max_num_seqs fits and nothing overflows the card
+    headroom_tokens: int  # kv_pool_tokens - max_model_len * max_num_seqs
+
+
+@dataclass(frozen=True)
+class LlamaCppGpuBudget:
+    total: int  # NVML total of this GPU
+    weights: int
+    kv_cache: int
+    recurrent_state: int
+    mmproj: int
+    compute_buffer: int
+    runtime_overhead: int
+    desktop_reservation: int
+    free: int
+
+    def as_dict(self) -> dict[str, int]:
+        return {name: int(getattr(self, name)) for name in self.__dataclass_fields__}
+
+
+@dataclass(frozen=True)
+class LlamaCppFit:
+    kv_cache_bytes: int  # the target's KV buffer ("KV buffer size" summed over GPUs)
+    kv_cache_bytes_per_gpu: tuple[int, ...]
+    kv_bytes_per_token: int
+    drafter_kv_bytes: int
+    recurrent_state_bytes: int
+    budgets: tuple[LlamaCppGpuBudget, ...] = field(default_factory=tuple)
+    fits: bool = False
+    headroom_bytes: int = 0  # smallest per-GPU free
+    headroom_tokens: int = 0  # extra context the tightest GPU could still hold
