@@ -129,7 +129,19 @@ def test_missing_file_and_size_drift(hub: FakeHub, scratch: Path) -> None:
     assert "qwen3.8-27b/mmproj-f16" in str(finding_for(findings, "hub-file-missing")["message"])
     drift = finding_for(findings, "hub-size-drift")
     assert "qwen3.8-27b/gguf-q8kxl" in str(drift["message"])
-    assert drift["severity"] == "warning"
+    assert drift["severity"] == "error"
+
+
+def test_size_drift_alone_fails(hub: FakeHub, scratch: Path) -> None:
+    repo = hub.repos["syvai/Qwen3.8-27B-DFlash2-W4A16"]
+    files = dict(repo.commits[repo.head])
+    files["model.safetensors"] = FakeFile(b"x", lfs=True, reported_size=3 * 10**9)
+    repo.commit(files)
+    code, findings, _ = run(scratch, "check", "--online", "--format", "json")
+    assert code == 1
+    drift = finding_for(findings, "hub-size-drift")
+    assert drift["file"] == "registry/drafters/syvai-qwen38-dflash2.yaml"
+    assert "syvai-qwen38-dflash2" in str(drift["message"])
 
 
 def test_gated_repo_needs_a_token(
