@@ -15,7 +15,6 @@ from huggingface_hub import HfApi, get_hf_file_metadata, hf_hub_url
 from hypothesis import given
 from hypothesis import strategies as st
 
-from profilegen import hub as hubmod
 from profilegen.hub import (
     ArtifactRequest,
     ArtifactResult,
@@ -27,6 +26,8 @@ from profilegen.hub import (
     offline,
     verify_artifacts,
 )
+from profilegen.hub.download import _fnmatch_escape
+from profilegen.hub.problems import _parse_retry_after
 
 try:  # rootdir on sys.path (python -m pytest, or a tests/__init__.py added later)
     from tests.support.fakehub import FakeFile, FakeHub, FakeRepo
@@ -497,7 +498,7 @@ def test_fake_hub_serves_the_library_routes(hub: FakeHub, model: FakeRepo) -> No
 
 @given(st.text(alphabet="ab[]*?!-./", min_size=1, max_size=12), st.text(alphabet="ab[]*?!-./"))
 def test_fnmatch_escape_matches_only_itself(name: str, other: str) -> None:
-    pattern = hubmod._fnmatch_escape(name)
+    pattern = _fnmatch_escape(name)
     assert fnmatchcase(name, pattern)
     assert fnmatchcase(other, pattern) == (other == name)
 
@@ -507,4 +508,4 @@ def test_fnmatch_escape_matches_only_itself(name: str, other: str) -> None:
     [("2", 2.0), ("0.25", 0.25), ("-3", 0.0), ("soon", None), (None, None)],
 )
 def test_parse_retry_after(header: str | None, expected: float | None) -> None:
-    assert hubmod._parse_retry_after(header) == expected
+    assert _parse_retry_after(header) == expected

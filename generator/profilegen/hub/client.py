@@ -1,0 +1,221 @@
+"""Checking artifacts on the Hub: one model_info each, bounded retries and timeouts."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from typing import Literal, TypeVar
+
+from huggingface_hub import (
+    HfApi,
+    ModelInfo,
+    constants,
+    get_hf_file_metadata,
+    get_session,
+    get_token,
+    hf_hub_url,
+)
+from huggingface_hub import utils as hf_utils
+from huggingface_hub.errors import (
+    GatedRepoError,
+    HfHubHTTPError,
+    OfflineModeIsEnabled,
+)
+
+from .problems import (
+    _by_path,
+    _is_commit,
+    _missing_text,
+    _problem_for,
+    _remote_file,
+    _retry_delay,
+    _retryable,
+    _say,
+    _size_problems,
+    _status,
+    _unpinned,
+)
+from .types import ArtifactRequest, ArtifactResult, HubError, HubProblem, HubSettings
+
+T = TypeVar("T")
+_TRUTHY = {"1", "ON", "YES", "TRUE"}
+
+
+def offline() -> bool:
+    """Whether HF_HUB_OFFLINE is set now or was set when huggingface_hub was imported."""
+    current = os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in _TRUTHY
+    return current or bool(constants.HF_HUB_OFFLINE)
+
+
+def verify_artifacts(
+    requests: Sequence[ArtifactRequest],
+    settings: HubSettings,
+    progress: Callable[[ArtifactResult], None] | None = None,
+) -> list[ArtifactResult]:
+    """Check every request against the Hub; results come back in request order.
+
+    ``progress`` is called on the calling thread as each result completes.
+    """
+    _require_online("verify artifacts")
+    if not requests:
+        return []
+    hub = _Hub.create(settings)
+    results: dict[int, ArtifactResult] = {}
+    pool = ThreadPoolExecutor(
+        max_workers=min(settings.workers, len(requests)), thread_name_prefix="profilegen-hub"
+    )
+    try:
+        futures: dict[Future[ArtifactResult], int] = {
+            pool.submit(hub.verify, request): index for index, request in enumerate(requests)
+        }
+        for future in as_completed(futures):
+            result = future.result()
+            results[futures[future]] = result
+            if progress is not None:
+                progress(result)
+    finally:
+        # On error or Ctrl-C, drop queued checks; running ones end within their timeouts.
+        pool.shutdown(wait=True, cancel_futures=True)
+    return [results[index] for index in range(len(requests))]
+
+
+class _GaveUp(Exception):
+    """The last error of a call after the retry budget was spent (or it was not retryable)."""
+
+    def __init__(self, cause: Exception, attempts: int) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+        self.attempts = attempts
+
+
+@dataclass(frozen=True)
+class _Hub:
+    """Resolved connection settings shared by the worker threads."""
+
+    api: HfApi
+    endpoint: str | None
+    token: str | Literal[False]
+    settings: HubSettings
+
+    @classmethod
+    def create(cls, settings: HubSettings) -> _Hub:
+        # HF_ENDPOINT is read by huggingface_hub at import time; read it again now so a value
+        # set later (tests, CLI flags exported to the environment) is honoured.
+        endpoint = settings.endpoint or os.environ.get("HF_ENDPOINT") or None
+        if endpoint is not None:
+            endpoint = endpoint.rstrip("/")
+        token = _resolve_token(settings.token)
+        # Create the shared client and the library's lazily built header state on this thread,
+        # so the workers do not race to initialise them.
+        get_session()
+        warm_headers = getattr(hf_utils, "build_hf_headers", None)
+        if callable(warm_headers):
+            warm_headers(token=False)
+        return cls(HfApi(endpoint=endpoint, token=token), endpoint, token, settings)
+
+    def call(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` with bounded retries on 429, 5xx and transport errors."""
+        attempt = 1
+        while True:
+            try:
+                return fn()
+            except OfflineModeIsEnabled as exc:
+                raise HubError("HF_HUB_OFFLINE is set: the Hub cannot be reached") from exc
+            except Exception as exc:
+                if attempt > self.settings.retries or not _retryable(exc):
+                    raise _GaveUp(exc, attempt) from exc
+                time.sleep(_retry_delay(exc, attempt, self.settings.backoff))
+                attempt += 1
+
+    def verify(self, request: ArtifactRequest) -> ArtifactResult:
+        unpinned = not _is_commit(request.revision)
+        try:
+            info = self.call(
+                lambda: self.api.model_info(
+                    request.repo,
+                    revision=request.revision,
+                    files_metadata=True,
+                    timeout=self.settings.timeout,
+                )
+            )
+        except _GaveUp as failure:
+            problems = [_problem_for(request, failure.cause, failure.attempts)]
+            if unpinned:
+                problems.insert(0, _unpinned(request, None))
+            gated = isinstance(failure.cause, GatedRepoError)
+            return ArtifactResult(request, None, (), None, gated, tuple(problems))
+        return self._check_listing(request, info, unpinned)
+
+    def _check_listing(
+        self, request: ArtifactRequest, info: ModelInfo, unpinned: bool
+    ) -> ArtifactResult:
+        commit = info.sha
+        problems: list[HubProblem] = [_unpinned(request, commit)] if unpinned else []
+        siblings = {s.rfilename: s for s in info.siblings or ()}
+        wanted = list(dict.fromkeys(request.files)) if request.files else sorted(siblings)
+        missing = [path for path in wanted if path not in siblings]
+        problems += [
+            _say(request, "file-missing", _missing_text(path, request, commit)) for path in missing
+        ]
+        files = tuple(
+            sorted((_remote_file(siblings[p]) for p in wanted if p in siblings), key=_by_path)
+        )
+        sizes = [f.size for f in files]
+        total = sum(s for s in sizes if s is not None) if None not in sizes else None
+        if not missing:
+            problems += _size_problems(request, total)
+        gated = bool(info.gated)
+        if gated and files and commit is not None:
+            problems += self._gate_problems(request, commit, files[0].path)
+        if commit is None:
+            problems.append(_say(request, "unexpected", "the Hub answered without a commit sha"))
+        return ArtifactResult(request, commit, files, total, gated, tuple(problems))
+
+    def _gate_problems(self, request: ArtifactRequest, commit: str, path: str) -> list[HubProblem]:
+        """Prove the token can read a gated repo with one HEAD on a declared file."""
+        url = hf_hub_url(request.repo, path, revision=commit, endpoint=self.endpoint)
+        try:
+            self.call(
+                lambda: get_hf_file_metadata(
+                    url, token=self.token, timeout=self.settings.timeout, endpoint=self.endpoint
+                )
+            )
+        except _GaveUp as failure:
+            cause = failure.cause
+            if isinstance(cause, GatedRepoError) or (
+                isinstance(cause, HfHubHTTPError) and _status(cause) in (401, 403)
+            ):
+                who = "no token was sent" if self.token is False else "the token was refused"
+                text = (
+                    f"repo is gated and {who} (HTTP {_status(cause)} reading {path}); "
+                    "request access on the Hub and provide a token that has it"
+                )
+                return [_say(request, "gated-no-access", text)]
+            return [_problem_for(request, cause, failure.attempts)]
+        return []
+
+
+def _require_online(action: str) -> None:
+    if offline():
+        raise HubError(f"HF_HUB_OFFLINE is set: cannot {action} against the Hub")
+
+
+def _resolve_token(token: str | bool | None) -> str | Literal[False]:
+    """Resolve the token once, so every worker sends the same one (or none)."""
+    if isinstance(token, str):
+        return token
+    if token is False:
+        return False
+    if token is None and constants.HF_HUB_DISABLE_IMPLICIT_TOKEN:
+        return False
+    try:
+        # HF_TOKEN, then the token file (OIDC exchange in CI when configured).
+        resolved = get_token()
+    except Exception as exc:
+        raise HubError(f"cannot obtain a Hugging Face token: {exc}") from exc
+    if resolved is None and token is True:
+        raise HubError("a Hugging Face token is required but none is configured (set HF_TOKEN)")
+    return resolved or False

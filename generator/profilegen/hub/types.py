@@ -1,0 +1,144 @@
+"""What a Hub check asks and answers: requests, results, settings, plans."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+# Findings that describe the registry entry but do not stop a download.
+ADVISORY_CODES = frozenset({"revision-unpinned", "size-drift"})
+
+
+# -- public data ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ArtifactRequest:
+    """One registry artifact to check on the Hub.
+
+    Sizes are plain bytes. Catalogues quote checkpoints in GB (1e9 bytes) or GiB (2**30
+    bytes); the caller converts before building the request. The two units differ by 7.4%,
+    more than the default 5% tolerance, so a unit mix-up is reported as size drift (with a
+    hint naming the likely confusion) instead of being silently absorbed.
+    """
+
+    key: str
+    repo: str
+    revision: str | None
+    files: tuple[str, ...]
+    declared_size_bytes: int | None
+    size_tolerance: float = 0.05
+
+    def __post_init__(self) -> None:
+        if self.size_tolerance < 0:
+            raise ValueError(f"{self.key}: size_tolerance must be >= 0")
+        if self.declared_size_bytes is not None and self.declared_size_bytes < 0:
+            raise ValueError(f"{self.key}: declared_size_bytes must be >= 0")
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    """A file as the Hub reports it at the resolved commit."""
+
+    path: str
+    size: int | None
+    sha256: str | None  # from the LFS pointer; None for files stored in plain git
+
+
+@dataclass(frozen=True)
+class HubProblem:
+    """One finding about an artifact; ``code`` is stable, ``message`` is for humans."""
+
+    code: str
+    message: str
+
+
+@dataclass(frozen=True)
+class ArtifactResult:
+    """Outcome of checking one artifact; ``problems`` is empty when it is sound."""
+
+    request: ArtifactRequest
+    commit: str | None
+    files: tuple[RemoteFile, ...]
+    total_size: int | None
+    gated: bool
+    problems: tuple[HubProblem, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+@dataclass(frozen=True)
+class HubSettings:
+    """How to reach the Hub; ``retries`` counts attempts beyond the first."""
+
+    endpoint: str | None = None
+    token: str | bool | None = None
+    timeout: float = 10.0
+    retries: int = 4
+    backoff: float = 0.5
+    workers: int = 16
+
+    def __post_init__(self) -> None:
+        if self.timeout <= 0:
+            raise ValueError("timeout must be > 0")
+        if self.retries < 0:
+            raise ValueError("retries must be >= 0")
+        if self.backoff < 0:
+            raise ValueError("backoff must be >= 0")
+        if self.workers < 1:
+            raise ValueError("workers must be >= 1")
+
+
+@dataclass(frozen=True)
+class PlannedFile:
+    """A file a fetch would place in the target folder."""
+
+    path: str
+    size: int | None
+    local_path: Path
+    will_download: bool
+
+
+@dataclass(frozen=True)
+class FetchPlan:
+    """What ``fetch_artifact`` would do (dry run)."""
+
+    request: ArtifactRequest
+    repo: str
+    revision: str  # the resolved commit that would be fetched
+    local_dir: Path
+    files: tuple[PlannedFile, ...]
+    problems: tuple[HubProblem, ...]  # advisory findings only
+
+    @property
+    def to_download(self) -> tuple[PlannedFile, ...]:
+        return tuple(f for f in self.files if f.will_download)
+
+    @property
+    def download_bytes(self) -> int:
+        return sum(f.size or 0 for f in self.to_download)
+
+
+@dataclass(frozen=True)
+class FetchResult:
+    """Files of an artifact present in ``local_dir`` at a pinned commit."""
+
+    request: ArtifactRequest
+    repo: str
+    revision: str
+    local_dir: Path
+    files: tuple[RemoteFile, ...]
+    paths: tuple[Path, ...]
+    total_size: int | None
+    problems: tuple[HubProblem, ...]  # advisory findings only
+
+
+class HubError(Exception):
+    """A failure that is not a per-artifact finding (offline mode, bad settings, aborted fetch)."""
+
+    def __init__(self, message: str, problems: Sequence[HubProblem] = ()) -> None:
+        super().__init__(message)
+        self.problems = tuple(problems)
