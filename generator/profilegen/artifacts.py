@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import Location, ProfilegenError
+from .models import Profile
 from .models.model import Artifact
 from .registry import Registry
 
@@ -43,16 +44,24 @@ class ArtifactUse:
         )
 
 
+def profile_artifacts(registry: Registry, profile: Profile) -> list[tuple[str, str, Artifact]]:
+    """(role, lock key, artifact) for what a profile mounts: weights, drafter, projector."""
+    model = registry.models[profile.model]
+    out = [("weights", f"{model.id}/{profile.weights}", model.artifacts[profile.weights])]
+    if profile.drafter is not None:
+        drafter = registry.drafters[profile.drafter.id]
+        if drafter.artifact is not None:
+            out.append(("drafter", drafter.id, drafter.artifact))
+    if profile.mmproj:
+        out.append(("mmproj", f"{model.id}/{profile.mmproj}", model.artifacts[profile.mmproj]))
+    return out
+
+
 def artifact_uses(registry: Registry) -> list[ArtifactUse]:
     """Artifacts of models and drafters, keyed `<model>/<variant>` or `<drafter>`, sorted."""
     users: dict[str, list[str]] = {}
     for profile in registry.concrete_profiles():
-        keys = [f"{profile.model}/{profile.weights}"]
-        if profile.mmproj:
-            keys.append(f"{profile.model}/{profile.mmproj}")
-        if profile.drafter and registry.drafters[profile.drafter.id].artifact is not None:
-            keys.append(profile.drafter.id)
-        for key in keys:
+        for _role, key, _artifact in profile_artifacts(registry, profile):
             users.setdefault(key, []).append(profile.id)
     uses = []
     for model in registry.models.values():

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import click
 
-from .errors import Finding, ProfilegenError, Severity
+from .errors import Finding, Location, ProfilegenError, Severity
 from .registry import find_root, load_registry
 from .report import format_findings, summary
 from .rules import CheckContext, load_rules
@@ -29,8 +29,6 @@ def collect(opts: CheckOptions) -> list[Finding]:
     from .schema import stale_schemas
 
     for name in stale_schemas(root / "schema"):
-        from .errors import Location
-
         findings.append(
             Finding(
                 Location(f"schema/{name}"),
@@ -47,8 +45,6 @@ def collect(opts: CheckOptions) -> list[Finding]:
         try:
             findings.extend(rule.fn(ctx))
         except ProfilegenError as exc:
-            from .errors import Location
-
             findings.append(Finding(Location("registry"), str(exc), None, rule.id))
     if opts.online:
         from .online import online_findings

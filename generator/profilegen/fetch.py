@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from .artifacts import LOCK_NAME, artifact_uses, entry_matches, read_lock
+from .artifacts import LOCK_NAME, artifact_uses, entry_matches, profile_artifacts, read_lock
 from .errors import ProfilegenError
 from .hub import ArtifactRequest, FetchPlan, HubError, HubSettings, fetch_artifact, offline
 from .models import Profile
@@ -67,16 +67,7 @@ class Need:
 
 def needs(registry: Registry, profile: Profile, model_dir: Path) -> list[Need]:
     """Main weights, the drafter's own artifact, the projector: in that order."""
-    model = registry.models[profile.model]
-    wanted: list[tuple[str, str, Artifact]] = [
-        ("weights", f"{model.id}/{profile.weights}", model.artifacts[profile.weights])
-    ]
-    if profile.drafter is not None:
-        drafter = registry.drafters[profile.drafter.id]
-        if drafter.artifact is not None:
-            wanted.append(("drafter", drafter.id, drafter.artifact))
-    if profile.mmproj:
-        wanted.append(("mmproj", f"{model.id}/{profile.mmproj}", model.artifacts[profile.mmproj]))
+    wanted = profile_artifacts(registry, profile)
     lock = read_lock(registry.root)
     uses = {u.key: u for u in artifact_uses(registry)}
     out = []

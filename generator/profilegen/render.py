@@ -19,6 +19,7 @@ from .quoting import (
     RawYaml,
     Shell,
     comment_lines,
+    compose_escape,
     shell_oneline,
     shell_value,
     shell_words,
@@ -313,7 +314,7 @@ def intended_json(service: dict[str, Any]) -> Any:
         if isinstance(value, list):
             return [plain(v) for v in value]
         if isinstance(value, str):
-            return value.replace("$", "$$")
+            return compose_escape(value)
         return value
 
     return json.loads(json.dumps(plain(service)))

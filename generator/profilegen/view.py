@@ -4,23 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from .artifacts import profile_artifacts
 from .models import Profile
 from .registry import Registry
 
 
 def artifact_view(registry: Registry, profile: Profile) -> dict[str, Any]:
-    model = registry.models[profile.model]
     out: dict[str, Any] = {}
-    weights = model.artifacts[profile.weights]
-    out["weights"] = {"variant": profile.weights, **weights.model_dump(mode="json")}
-    out["weights"]["size_bytes"] = weights.size.bytes
-    if profile.mmproj:
-        mmproj = model.artifacts[profile.mmproj]
-        out["mmproj"] = {"variant": profile.mmproj, **mmproj.model_dump(mode="json")}
-    if profile.drafter is not None:
-        drafter = registry.drafters[profile.drafter.id]
-        if drafter.artifact is not None:
-            out["drafter"] = {"drafter": drafter.id, **drafter.artifact.model_dump(mode="json")}
+    for role, key, artifact in profile_artifacts(registry, profile):
+        data = {"key": key, **artifact.model_dump(mode="json"), "size_bytes": artifact.size.bytes}
+        out[role] = data
     return out
 
 
