@@ -17,7 +17,7 @@ run: $(BIN)/profilegen
 	$(BIN)/profilegen render $(PROFILE)
 
 test: $(BIN)/profilegen
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
 
 lint: $(BIN)/profilegen
 	$(BIN)/ruff check generator tests bench

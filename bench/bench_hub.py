@@ -15,7 +15,8 @@ for entry in (ROOT, ROOT / "generator"):
 
 from tests.support.fakehub import FakeFile, FakeHub  # noqa: E402
 
-from profilegen.hub import ArtifactRequest, HubSettings, verify_artifacts  # noqa: E402
+from profilegen.hub.client import verify_artifacts  # noqa: E402
+from profilegen.hub.types import ArtifactRequest, HubSettings  # noqa: E402
 
 ARTIFACTS = 200
 LATENCY = 0.1  # seconds added by the fake Hub to every request

@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+def suggest(word: str, choices: Sequence[str]) -> str | None:
+    """A 'did you mean' for a misspelt key or reference."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return close[0] if close else None
 
 
 class Severity(str, Enum):

@@ -1,7 +1,8 @@
-"""Finds the packaged templates and schemas, and a registry's own template overrides."""
+"""Where profilegen's data lives: packaged templates and schemas, overrides, the user cache."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -25,3 +26,8 @@ def template_dirs(root: Path | None) -> list[Path]:
     if builtin not in dirs:
         dirs.append(builtin)
     return dirs
+
+
+def cache_root() -> Path:
+    """The user cache (compiled templates, schemas, patch files): PROFILEGEN_CACHE or ~/.cache."""
+    return Path(os.environ.get("PROFILEGEN_CACHE") or "~/.cache/profilegen").expanduser()

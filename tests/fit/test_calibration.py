@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from profilegen.fit import TOLERANCE, CalibrationPoint, calibration_points
+from profilegen.fit.calibrate import TOLERANCE, CalibrationPoint, calibration_points
 from profilegen.registry import open_registry
 
 from .conftest import ROOT

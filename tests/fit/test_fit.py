@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from profilegen import fitmath as fm
-from profilegen.artifacts import Lock
-from profilegen.fit import FitOptions, fit_profile, retarget
-from profilegen.fitinputs import artifact_bytes, patch_effects, vllm_inputs
+from profilegen.fit import formulas as fm
+from profilegen.fit.inputs import artifact_bytes, patch_effects, vllm_inputs
+from profilegen.fit.predict import FitOptions, fit_profile, retarget
+from profilegen.hub.lock import Lock
 from profilegen.registry import Registry
 
 from .conftest import GGUF, MTP, SEED, Invoke

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
+from profilegen.check.rules import CheckContext
+from profilegen.check.rules.fit import capacity
 from profilegen.errors import Severity
-from profilegen.gpus import LocalGpu, detect_rig
+from profilegen.fit.detect import LocalGpu, detect_rig
 from profilegen.registry import Registry
-from profilegen.rules import CheckContext
-from profilegen.rules.fit import capacity
 
 from .conftest import GGUF, MTP, Invoke
 

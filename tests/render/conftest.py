@@ -19,9 +19,10 @@ import pytest
 from click.testing import CliRunner
 from ruamel.yaml import YAML
 
-from profilegen.bundle import RenderOptions, run_render
 from profilegen.cli import cli
 from profilegen.registry import Registry, open_registry
+from profilegen.render import render_profile
+from profilegen.render.bundle import bundle_files, write_bundle
 from tests.support.composego import SYSTEM_PATH, compose_binary, compose_config, unescape  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[2]
@@ -635,7 +636,9 @@ def bundle_of(
         if profile_id not in cache:
             out = tmp_path_factory.mktemp("bundle") / profile_id
             # What `render PROFILE -o DIR` runs, without reloading the registry every time.
-            assert run_render(test_registry, RenderOptions(profile_id, out, False)) == 0
+            profile = test_registry.profiles[profile_id]
+            rendered = render_profile(test_registry, profile)
+            write_bundle(out, bundle_files(test_registry, profile, rendered))
             service = only_service(compose_config(out / "compose.yaml"))
             manifest = json.loads((out / "patches.manifest.json").read_text())
             kind = test_registry.engines[test_registry.profiles[profile_id].engine].kind

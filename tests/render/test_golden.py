@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
+from profilegen.generated.tree import COMPOSE_DIR, plan_all
 from profilegen.registry import Registry, open_registry
-from profilegen.render import COMPOSE_DIR, plan_all, render_profile
+from profilegen.render import render_profile
 
 from .conftest import REPO, SEED
 

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from profilegen.models import Patch, Profile, Rig
-from profilegen.models.common import TEXT_PATTERN
-from profilegen.models.profile import Serve
+from profilegen.model import Patch, Profile, Rig
+from profilegen.model.common import TEXT_PATTERN
+from profilegen.model.profile import Serve
 from profilegen.registry import Registry
 from profilegen.render import Rendered, render_profile
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from profilegen import schema
+from profilegen.generated import schemas as schema
 
 REPO = Path(__file__).resolve().parents[2]
 # What a registry repository holds besides the code: enough for every command.

@@ -1,34 +1,8 @@
-"""Verify and fetch model artifacts on the Hugging Face Hub (the only module on the network)."""
+"""Everything on the network and the files it pins: Hub artifacts, the lock file, patch files.
 
-from __future__ import annotations
-
-from .client import offline, verify_artifacts
-from .download import fetch_artifact
-from .types import (
-    ADVISORY_CODES,
-    ArtifactRequest,
-    ArtifactResult,
-    FetchPlan,
-    FetchResult,
-    HubError,
-    HubProblem,
-    HubSettings,
-    PlannedFile,
-    RemoteFile,
-)
-
-__all__ = [
-    "ADVISORY_CODES",
-    "ArtifactRequest",
-    "ArtifactResult",
-    "FetchPlan",
-    "FetchResult",
-    "HubError",
-    "HubProblem",
-    "HubSettings",
-    "PlannedFile",
-    "RemoteFile",
-    "fetch_artifact",
-    "offline",
-    "verify_artifacts",
-]
+Owns: artifact lists, the lock, `check --online`/`lock`, `fetch`, the patch-file cache and the
+Hugging Face client (the only code that talks to the network). Importing this package is
+cheap: `client`, `download` and `problems` load huggingface_hub and are imported only by the
+commands that go online.
+May import: `errors`, `resources`, `write`, `model`, `registry`.
+"""

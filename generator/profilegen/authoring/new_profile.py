@@ -1,0 +1,216 @@
+"""`profilegen new`: a minimal profile that extends a sibling, validated before it is written."""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import YAMLError
+
+from ..errors import ProfilegenError, RegistryError, UsageError, suggest
+from ..model.common import ID_PATTERN
+from ..registry import Registry, load_registry, open_registry
+from ..render.targets.compose import render_profile
+from ..write import write_atomic
+
+MODELINE = "yaml-language-server: $schema=../../schema/profile.schema.json"
+# Keys `new` owns: the id names the file and the parent is --from.
+RESERVED = frozenset({"id", "extends", "abstract"})
+KEY_PART = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+PORT_FALLBACK = 8000
+PORT_SEARCH = 2000
+
+
+@dataclass(frozen=True)
+class NewOptions:
+    new_id: str
+    sibling: str
+    sets: tuple[str, ...] = ()
+
+
+def parse_sets(sets: tuple[str, ...]) -> list[tuple[list[str], Any]]:
+    """`a.b=value` pairs; values are YAML scalars (131072 is a number, true a bool) or lists."""
+    parsed = []
+    for item in sets:
+        key, sep, raw = item.partition("=")
+        parts = key.strip().split(".")
+        if not sep or not all(KEY_PART.match(p) for p in parts):
+            raise UsageError(
+                f"--set {item!r}: expected dotted.key=value (e.g. envelope.max_model_len=131072)"
+            )
+        if parts[0] in RESERVED:
+            raise UsageError(f"--set {item!r}: `{parts[0]}` is set by `profilegen new` itself")
+        parsed.append((parts, scalar(raw)))
+    return parsed
+
+
+def scalar(raw: str) -> Any:
+    """A value as YAML reads it, but text that YAML would turn into a mapping stays text."""
+    try:
+        value = YAML(typ="safe", pure=True).load(raw)
+    except YAMLError:
+        return raw
+    # `best_for=a: b` means the words, not a mapping; nested keys are spelt with dots instead.
+    if isinstance(value, dict) or (
+        isinstance(value, list) and any(isinstance(v, (dict, list)) for v in value)
+    ):
+        return raw
+    return "" if value is None and not raw.strip() else value
+
+
+def _flow(value: Any) -> Any:
+    """Nested values in flow style, like the hand-written files: `envelope: {tp: 2}`."""
+    if isinstance(value, dict):
+        out = CommentedMap((k, _flow(v)) for k, v in value.items())
+        out.fa.set_flow_style()
+        return out
+    if isinstance(value, list):
+        seq = CommentedSeq(_flow(v) for v in value)
+        seq.fa.set_flow_style()
+        return seq
+    return value
+
+
+def _assign(doc: CommentedMap, parts: list[str], value: Any) -> None:
+    node = doc
+    for part in parts[:-1]:
+        child = node.get(part)
+        if not isinstance(child, CommentedMap):
+            child = CommentedMap()
+            child.fa.set_flow_style()
+            node[part] = child
+        node = child
+    node[parts[-1]] = _flow(value)
+
+
+def _raw_profiles(registry: Registry) -> dict[str, dict[str, Any]]:
+    return {
+        doc.data["id"]: doc.data
+        for kind, doc in registry.documents
+        if kind == "profiles" and isinstance(doc.data, dict) and isinstance(doc.data.get("id"), str)
+    }
+
+
+def _ancestors(raw: dict[str, dict[str, Any]], ident: str) -> list[str]:
+    """`ident` and the profiles it extends, nearest first (a cycle stops the walk)."""
+    chain: list[str] = []
+    current: Any = ident
+    while isinstance(current, str) and current in raw and current not in chain:
+        chain.append(current)
+        current = raw[current].get("extends")
+    return chain
+
+
+def _sibling_port(registry: Registry, raw: dict[str, dict[str, Any]], ident: str) -> int:
+    """The port the sibling serves on; for an abstract base, the lowest of its descendants'."""
+    for name in _ancestors(raw, ident):
+        port = raw[name].get("port")
+        if isinstance(port, int):
+            return port
+    family = [p.port for p in registry.profiles.values() if ident in _ancestors(raw, p.id)]
+    return min(family, default=PORT_FALLBACK)
+
+
+def free_port(used: set[int], near: int) -> int:
+    """The free port closest to `near`, above it on a tie (upstream numbers grow)."""
+    for distance in range(1, PORT_SEARCH):
+        for port in (near + distance, near - distance):
+            if 1024 <= port <= 65535 and port not in used:
+                return port
+    raise ProfilegenError(f"no free port within {PORT_SEARCH} of {near}; pass --set port=N")
+
+
+def _resolve_sibling(registry: Registry, raw: dict[str, dict[str, Any]], name: str) -> str:
+    if name in raw:
+        return name
+    by_key = [p.id for p in registry.profiles.values() if p.upstream_key == name]
+    if by_key:
+        return by_key[0]
+    close = suggest(name, sorted(raw))
+    hint = f" (did you mean {close!r}?)" if close else " (see `profilegen list`)"
+    raise UsageError(f"no profile {name!r} to start from{hint}")
+
+
+def build_document(registry: Registry, opts: NewOptions) -> tuple[str, str]:
+    """The new file's text (modeline, a header, then only what differs) and the sibling's id."""
+    if not re.match(ID_PATTERN, opts.new_id):
+        raise UsageError(f"{opts.new_id!r} is not a valid id (lower-case letters, digits, . _ -)")
+    raw = _raw_profiles(registry)
+    path = registry.root / "registry" / "profiles" / f"{opts.new_id}.yaml"
+    if opts.new_id in raw or path.exists():
+        raise UsageError(
+            f"profile {opts.new_id!r} already exists ({path.relative_to(registry.root)})"
+        )
+    sibling = _resolve_sibling(registry, raw, opts.sibling)
+    sets = parse_sets(opts.sets)
+    used = {p["port"] for p in raw.values() if isinstance(p.get("port"), int)}
+    title = raw[sibling].get("title")
+    doc = CommentedMap()
+    doc["id"] = opts.new_id
+    doc["extends"] = sibling
+    doc["title"] = (
+        f"TODO: {title}" if isinstance(title, str) else f"TODO: how {opts.new_id} differs"
+    )
+    doc["status"] = "incubating"
+    doc["port"] = free_port(used, _sibling_port(registry, raw, sibling))
+    if sibling in registry.profiles:  # an abstract base is no sibling a user could pick
+        doc["siblings"] = _flow([sibling])
+    for parts, value in sets:
+        _assign(doc, parts, value)
+    doc.yaml_set_start_comment(
+        f"{MODELINE}\n"
+        f"Created by `profilegen new --from {sibling}`: everything not stated here is inherited.\n"
+        "TODO: title, best_for, caveats and an evidence record from your rig."
+    )
+    yaml = YAML(typ="rt")
+    yaml.width = 4096  # one value per line, as the hand-written files have them
+    out = io.StringIO()
+    yaml.dump(doc, out)
+    return out.getvalue(), sibling
+
+
+def _validate(root: Path, rel: str, text: str) -> None:
+    """Loads the whole registry with the new file in a scratch copy: nothing real is touched."""
+    with tempfile.TemporaryDirectory(prefix="profilegen-new-") as scratch:
+        copy = Path(scratch)
+        shutil.copytree(root / "registry", copy / "registry")
+        (copy / rel).write_text(text, encoding="utf-8")
+        registry, sink = load_registry(copy)
+        if sink.errors:
+            raise RegistryError(sink.findings)
+    # Render the profile too, so a template or verify failure shows now, not in `render --all`.
+    registry.root = root
+    ident = Path(rel).stem
+    render_profile(registry, registry.profiles[ident])
+
+
+def run_new(root: Path, opts: NewOptions) -> int:
+    registry = open_registry(root)
+    text, sibling = build_document(registry, opts)
+    rel = f"registry/profiles/{opts.new_id}.yaml"
+    _validate(root, rel, text)
+    write_atomic(root / rel, text.encode())
+    click.echo(f"wrote {rel} ({text.count(chr(10))} lines, extends {sibling})")
+    click.echo(
+        "\n".join(
+            [
+                "next:",
+                f"  1. edit {rel}: a real title; best_for, caveats;",
+                "     siblings: the profiles a user would compare it with;",
+                "     an evidence record (date, rig, source, measured) once it has run on a rig;",
+                "     status stays incubating until a maintainer promotes it",
+                "  2. profilegen render --all   # compose/ and docs/ for the new profile",
+                "  3. profilegen check          # what CI runs on the pull request",
+                f"  4. commit {rel}, compose/{opts.new_id}/ and docs/",
+            ]
+        )
+    )
+    return 0

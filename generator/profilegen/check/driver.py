@@ -1,0 +1,66 @@
+"""`profilegen check`: every rule over the registry, one report, derived expectations."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+import click
+
+from ..errors import Finding, Location, ProfilegenError, Severity
+from ..generated.schemas import stale_schemas
+from ..registry import find_root, load_registry
+from .report import format_findings, summary
+from .rules import CheckContext, load_rules
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    root: str | None
+    fmt: str = "text"
+    online: bool = False
+    color: bool = False
+
+
+def collect(opts: CheckOptions) -> list[Finding]:
+    """Runs the loader's checks, then every rule; a broken registry stops at the loader."""
+    root = find_root(explicit=opts.root)
+    registry, sink = load_registry(root)
+    findings = list(sink.findings)
+    for name in stale_schemas(root / "schema"):
+        findings.append(
+            Finding(
+                Location(f"schema/{name}"),
+                f"schema/{name} is stale",
+                "run `profilegen schema`",
+                "schema-stale",
+            )
+        )
+    if sink.errors:
+        # Rules assume references resolve; report the loader's findings alone.
+        return findings
+    ctx = CheckContext(registry, online=opts.online)
+    for rule in load_rules():
+        try:
+            findings.extend(rule.fn(ctx))
+        except ProfilegenError as exc:
+            findings.append(Finding(Location("registry"), str(exc), None, rule.id))
+    if opts.online:
+        from ..hub.online import online_findings
+
+        findings.extend(online_findings(registry))
+    return findings
+
+
+def run_check(opts: CheckOptions) -> int:
+    findings = collect(opts)
+    errors = [f for f in findings if f.severity is Severity.ERROR]
+    if findings:
+        out = format_findings(findings, opts.fmt, color=opts.color)
+        click.echo(out, file=sys.stdout if opts.fmt != "text" else sys.stderr)
+    elif opts.fmt == "json":
+        click.echo("[]")
+    if opts.fmt == "text":
+        verdict = "check failed" if errors else "check passed"
+        click.echo(f"{verdict}: {summary(findings)}", err=True)
+    return 1 if errors else 0

@@ -1,0 +1,14 @@
+"""The named checks of `profilegen check`, one module per area, registered by `@rule`."""
+
+from __future__ import annotations
+
+from .base import RULES, CheckContext, Rule, rule
+
+__all__ = ["RULES", "CheckContext", "Rule", "load_rules", "rule"]
+
+
+def load_rules() -> list[Rule]:
+    """Imports the rule modules (registration happens at import), in report order."""
+    from . import catalogue, disk, docs, fit, hardware, lockfile, patches  # noqa: F401
+
+    return RULES

@@ -1,0 +1,65 @@
+"""What a rule is: an id, a severity, a summary and a generator of findings over a context."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from ...errors import Finding, Location, Severity
+from ...generated.tree import plan_all
+from ...registry import Registry
+
+RuleFn = Callable[["CheckContext"], Iterator[Finding]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    severity: Severity
+    summary: str
+    fn: RuleFn
+    online: bool = False
+
+
+RULES: list[Rule] = []
+
+
+def rule(
+    rule_id: str, summary: str, severity: Severity = Severity.ERROR
+) -> Callable[[RuleFn], RuleFn]:
+    """Registers a check; its findings carry its id, and its summary documents it."""
+
+    def register(fn: RuleFn) -> RuleFn:
+        RULES.append(Rule(rule_id, severity, summary, fn))
+        return fn
+
+    return register
+
+
+@dataclass
+class CheckContext:
+    registry: Registry
+    online: bool = False
+    cache: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def root(self) -> Path:
+        return self.registry.root
+
+    def finding(
+        self,
+        rule_id: str,
+        where: Location,
+        message: str,
+        hint: str | None = None,
+        severity: Severity | None = None,
+    ) -> Finding:
+        default = next((r.severity for r in RULES if r.id == rule_id), Severity.ERROR)
+        return Finding(where, message, hint, rule_id, severity or default)
+
+    @cached_property
+    def plan(self) -> dict[str, bytes]:
+        """A fresh render of the checked-in tree, shared by the disk rules."""
+        return plan_all(self.registry)

@@ -1,0 +1,140 @@
+"""Catalogue hygiene: ports, siblings, status and evidence, artifact kinds, engine flags."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ...errors import Finding, Severity, suggest
+from .base import CheckContext, rule
+
+GGUF_ENGINES = {"llama.cpp"}
+
+
+@rule("port-clash", "host ports are unique across models (one model's profiles may share)")
+def ports(ctx: CheckContext) -> Iterator[Finding]:
+    reg = ctx.registry
+    by_port: dict[int, list[str]] = {}
+    for p in reg.concrete_profiles():
+        by_port.setdefault(p.port, []).append(p.id)
+    for port, ids in sorted(by_port.items()):
+        models = {reg.profiles[i].model for i in ids}
+        if len(models) < 2:
+            continue
+        for ident in ids:
+            others = [o for o in ids if reg.profiles[o].model != reg.profiles[ident].model]
+            yield ctx.finding(
+                "port-clash",
+                reg.where("profiles", ident, ("port",)),
+                f"port {port} is also used by {', '.join(others)}, which serve another model",
+                hint="profiles of the same model may share a port, as upstream allows; pick a free one",
+            )
+
+
+@rule("siblings", "siblings name existing profiles other than the profile itself")
+def siblings(ctx: CheckContext) -> Iterator[Finding]:
+    reg = ctx.registry
+    for p in reg.concrete_profiles():
+        for i, sib in enumerate(p.siblings):
+            where = reg.where("profiles", p.id, ("siblings", i))
+            if sib == p.id:
+                yield ctx.finding("siblings", where, f"{p.id} lists itself as a sibling")
+            elif sib not in reg.profiles:
+                close = suggest(sib, list(reg.profiles))
+                yield ctx.finding(
+                    "siblings",
+                    where,
+                    f"sibling {sib!r} is not a profile",
+                    hint=f"did you mean {close!r}?" if close else None,
+                )
+
+
+@rule("status-evidence", "production profiles carry evidence; retired ones are not siblings")
+def status(ctx: CheckContext) -> Iterator[Finding]:
+    reg = ctx.registry
+    for p in reg.concrete_profiles():
+        if p.status == "production" and not p.evidence:
+            yield ctx.finding(
+                "status-evidence",
+                reg.where("profiles", p.id, ("status",)),
+                f"{p.id} is production but carries no evidence record",
+                hint="add an evidence entry (date, rig, source, measured) or lower the status",
+            )
+        for i, sib in enumerate(p.siblings):
+            if (
+                sib in reg.profiles
+                and reg.profiles[sib].status == "retired"
+                and p.status != "retired"
+            ):
+                yield ctx.finding(
+                    "status-evidence",
+                    reg.where("profiles", p.id, ("siblings", i)),
+                    f"sibling {sib} is retired",
+                    severity=Severity.WARNING,
+                )
+
+
+@rule("placeholder", "no TODO placeholder left from `profilegen new`", Severity.WARNING)
+def placeholders(ctx: CheckContext) -> Iterator[Finding]:
+    reg = ctx.registry
+    for p in reg.concrete_profiles():
+        for key in ("title", "best_for"):
+            value = getattr(p, key)
+            if value and value.lstrip().upper().startswith("TODO"):
+                yield ctx.finding(
+                    "placeholder",
+                    reg.where("profiles", p.id, (key,)),
+                    f"{key} of {p.id} is still a placeholder",
+                    hint="say what the profile is before it is merged",
+                )
+
+
+@rule("artifact-kind", "weights are main artifacts in a format the engine loads")
+def artifact_kind(ctx: CheckContext) -> Iterator[Finding]:
+    reg = ctx.registry
+    for p in reg.concrete_profiles():
+        engine = reg.engines[p.engine]
+        model = reg.models[p.model]
+        weights = model.artifacts[p.weights]
+        if weights.kind != "main":
+            yield ctx.finding(
+                "artifact-kind",
+                reg.where("profiles", p.id, ("weights",)),
+                f"weights {p.weights} is a {weights.kind} artifact, not main weights",
+            )
+        gguf = weights.format == "gguf"
+        if gguf != (engine.kind in GGUF_ENGINES):
+            what = "a GGUF artifact" if gguf else f"{weights.format} weights"
+            yield ctx.finding(
+                "artifact-kind",
+                reg.where("profiles", p.id, ("weights",)),
+                f"{what} cannot be served by {engine.kind} ({engine.id})",
+                hint="llama.cpp serves GGUF; vLLM and SGLang serve safetensors formats",
+            )
+        if p.mmproj and model.artifacts[p.mmproj].kind != "mmproj":
+            yield ctx.finding(
+                "artifact-kind",
+                reg.where("profiles", p.id, ("mmproj",)),
+                f"{p.mmproj} is not a vision projector (kind mmproj)",
+            )
+        if gguf and len(weights.files) != 1:
+            yield ctx.finding(
+                "artifact-kind",
+                reg.where("models", model.id, ("artifacts", p.weights)),
+                "a GGUF artifact must name exactly one file",
+            )
+
+
+@rule("engine-flags", "every extra argument is a flag the engine understands")
+def engine_flags(ctx: CheckContext) -> Iterator[Finding]:
+    reg = ctx.registry
+    for p in reg.concrete_profiles():
+        engine = reg.engines[p.engine]
+        known = set(engine.flags)
+        for i, arg in enumerate(p.serve.extra_args):
+            if arg.startswith("-") and known and arg.split("=", 1)[0] not in known:
+                yield ctx.finding(
+                    "engine-flags",
+                    reg.where("profiles", p.id, ("serve", "extra_args", i)),
+                    f"{engine.kind} ({engine.id}) has no flag {arg.split('=', 1)[0]!r}",
+                    hint="add it to the engine's flags if the image really has it",
+                )

@@ -1,0 +1,196 @@
+"""Hardware legality as data: TP and heads, KV dtypes per backend, memory and context."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ...errors import Finding, Location
+from ...model import Profile
+from ...model.common import Requirements
+from .base import CheckContext, rule
+
+
+def _at(ctx: CheckContext, profile: Profile, *node: str | int) -> Location:
+    return ctx.registry.where("profiles", profile.id, node)
+
+
+def _own(ctx: CheckContext, profile: Profile, *nodes: tuple[str | int, ...]) -> Location:
+    """The first of several keys set in the profile's own file; else where the first is set.
+
+    When two values clash and one is inherited from a base, the finding belongs in the
+    file of the profile that made the combination.
+    """
+    own_file = ctx.registry.where("profiles", profile.id).file
+    locations = [ctx.registry.where("profiles", profile.id, node) for node in nodes]
+    return next((loc for loc in locations if loc.file == own_file), locations[0])
+
+
+@rule("hw-tp", "tensor parallelism divides the attention heads and fits the rig")
+def tensor_parallel(ctx: CheckContext) -> Iterator[Finding]:
+    reg = ctx.registry
+    for p in reg.concrete_profiles():
+        arch = reg.models[p.model].architecture
+        rig = reg.rigs[p.rig]
+        tp = p.envelope.tp
+        engine = reg.engines[p.engine]
+        if engine.kind == "llama.cpp":
+            # llama.cpp splits layers, not heads: only the card count matters.
+            if tp > rig.count:
+                yield ctx.finding(
+                    "hw-tp", _at(ctx, p, "envelope", "tp"), f"{tp} cards on a {rig.count}-card rig"
+                )
+            continue
+        if arch.num_attention_heads % tp:
+            yield ctx.finding(
+                "hw-tp",
+                _at(ctx, p, "envelope", "tp"),
+                f"TP {tp} does not divide the {arch.num_attention_heads} attention heads of {p.model}",
+                hint="use a TP that divides " + str(arch.num_attention_heads),
+            )
+        kv = arch.num_kv_heads
+        if kv % tp and tp % kv:
+            yield ctx.finding(
+                "hw-tp",
+                _at(ctx, p, "envelope", "tp"),
+                f"TP {tp} neither divides nor is a multiple of the {kv} KV heads",
+                hint=f"per-card KV heads = max(1, {kv} // TP) only works when one divides the other",
+            )
+        if tp > rig.count:
+            yield ctx.finding(
+                "hw-tp",
+                _at(ctx, p, "envelope", "tp"),
+                f"TP {tp} needs {tp} GPUs, rig {rig.id} has {rig.count}",
+            )
+
+
+@rule(
+    "hw-kv-dtype", "the KV dtype is accepted by the engine and by the attention backend on the GPU"
+)
+def kv_dtype(ctx: CheckContext) -> Iterator[Finding]:
+    reg = ctx.registry
+    for p in reg.concrete_profiles():
+        env = p.envelope
+        engine = reg.engines[p.engine]
+        gpu = reg.gpus[reg.rigs[p.rig].gpu]
+        if engine.kv_cache_dtypes and env.kv_cache_dtype not in engine.kv_cache_dtypes:
+            yield ctx.finding(
+                "hw-kv-dtype",
+                _at(ctx, p, "envelope", "kv_cache_dtype"),
+                f"{engine.kind} does not know KV dtype {env.kv_cache_dtype!r}",
+                hint="one of " + ", ".join(engine.kv_cache_dtypes),
+            )
+            continue
+        backend = env.attention_backend
+        accepted = gpu.kv_dtypes_by_backend.get(backend or "")
+        if backend and accepted is not None and env.kv_cache_dtype not in accepted:
+            yield ctx.finding(
+                "hw-kv-dtype",
+                _own(ctx, p, ("envelope", "kv_cache_dtype"), ("envelope", "attention_backend")),
+                f"{p.id}: {backend} on {gpu.name} (sm {gpu.sm}) does not take {env.kv_cache_dtype} KV",
+                hint=f"{backend} takes {', '.join(accepted)}; fp8 KV needs another backend",
+            )
+
+
+def _requirement_problems(req: Requirements, p: Profile, engine_kind: str) -> list[tuple[str, str]]:
+    env = p.envelope
+    out = []
+    if req.engines and engine_kind not in req.engines:
+        out.append(("engine", f"engine {engine_kind} (needs {', '.join(req.engines)})"))
+    if req.kv_cache_dtypes and env.kv_cache_dtype not in req.kv_cache_dtypes:
+        out.append(
+            (
+                "envelope.kv_cache_dtype",
+                f"KV dtype {env.kv_cache_dtype} (needs {', '.join(req.kv_cache_dtypes)})",
+            )
+        )
+    if req.attention_backends and env.attention_backend not in req.attention_backends:
+        out.append(
+            (
+                "envelope.attention_backend",
+                f"attention backend {env.attention_backend} (needs {', '.join(req.attention_backends)})",
+            )
+        )
+    if req.async_scheduling is not None and env.async_scheduling != req.async_scheduling:
+        want = "on" if req.async_scheduling else "off"
+        out.append(
+            (
+                "envelope.async_scheduling",
+                f"async scheduling {'on' if env.async_scheduling else 'off'} (needs {want})",
+            )
+        )
+    return out
+
+
+@rule("requirements", "drafter and patch requirements (engine, KV dtype, backend, scheduler) hold")
+def requirements(ctx: CheckContext) -> Iterator[Finding]:
+    reg = ctx.registry
+    for p in reg.concrete_profiles():
+        kind = reg.engines[p.engine].kind
+        owners: list[tuple[str, Requirements, tuple[str | int, ...]]] = []
+        if p.drafter is not None:
+            drafter = reg.drafters[p.drafter.id]
+            owners.append((f"drafter {drafter.id}", drafter.requires, ("drafter", "id")))
+            if drafter.models and p.model not in drafter.models:
+                yield ctx.finding(
+                    "requirements",
+                    _at(ctx, p, "drafter", "id"),
+                    f"drafter {drafter.id} is not made for model {p.model}",
+                    hint="it drafts for " + ", ".join(drafter.models),
+                )
+            if (
+                drafter.builtin
+                and reg.models[p.model].architecture.mtp_layers == 0
+                and drafter.method == "mtp"
+            ):
+                yield ctx.finding(
+                    "requirements",
+                    _at(ctx, p, "drafter", "id"),
+                    f"{p.model} has no built-in MTP head",
+                )
+        for i, patch_id in enumerate(p.patches):
+            owners.append((f"patch {patch_id}", reg.patches[patch_id].requires, ("patches", i)))
+        for owner, req, node in owners:
+            for field, problem in _requirement_problems(req, p, kind):
+                where = _at(ctx, p, *field.split(".")) if "." in field else _at(ctx, p, *node)
+                reason = f" ({req.reason})" if req.reason else ""
+                yield ctx.finding(
+                    "requirements", where, f"{owner} cannot run with {problem}{reason}"
+                )
+
+
+@rule(
+    "hw-memory",
+    "utilization within the rig policy; weights fit the cards; context within the model",
+)
+def memory(ctx: CheckContext) -> Iterator[Finding]:
+    reg = ctx.registry
+    for p in reg.concrete_profiles():
+        rig = reg.rigs[p.rig]
+        gpu = reg.gpus[rig.gpu]
+        env = p.envelope
+        arch = reg.models[p.model].architecture
+        cap = rig.policy.max_gpu_memory_utilization
+        util = env.gpu_memory_utilization
+        if cap is not None and util is not None and util > cap:
+            yield ctx.finding(
+                "hw-memory",
+                _at(ctx, p, "envelope", "gpu_memory_utilization"),
+                f"utilization {util} exceeds rig {rig.id}'s policy of {cap}",
+                hint=rig.policy.reason,
+            )
+        if env.max_model_len > arch.max_position_embeddings:
+            yield ctx.finding(
+                "hw-memory",
+                _at(ctx, p, "envelope", "max_model_len"),
+                f"max_model_len {env.max_model_len} exceeds {p.model}'s maximum of {arch.max_position_embeddings}",
+            )
+        weights = reg.models[p.model].artifacts[p.weights].size.bytes
+        cards = min(env.tp, rig.count)
+        budget = gpu.vram.bytes * (util or 1.0) * cards
+        if weights > budget:
+            yield ctx.finding(
+                "hw-memory",
+                _at(ctx, p, "weights"),
+                f"weights of {weights / 2**30:.1f} GiB do not fit {cards} x {gpu.name} at utilization {util or 1.0}",
+                hint="use more cards (TP) or a smaller quantization",
+            )

@@ -1,0 +1,16 @@
+"""`profilegen artifacts`: every Hub artifact, its files and who uses it."""
+
+from __future__ import annotations
+
+import click
+
+from ..docs.artifacts import run_artifacts
+from .common import FORMAT_TEXT_JSON, Context, pass_context
+
+
+@click.command("artifacts")
+@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@pass_context
+def command(obj: Context, fmt: str) -> int:
+    """List every Hub artifact the registry uses, with what the lock file knows."""
+    return run_artifacts(obj.registry(), fmt)

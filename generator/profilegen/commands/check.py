@@ -1,0 +1,25 @@
+"""`profilegen check`: the consistency check CI runs on every pull request."""
+
+from __future__ import annotations
+
+import click
+
+from ..check.driver import CheckOptions, run_check
+from .common import Context, color, pass_context
+
+
+@click.command("check")
+@click.option(
+    "--online", is_flag=True, help="Also verify every artifact on the Hub (HF_ENDPOINT, HF_TOKEN)."
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "github"]),
+    default="text",
+    show_default=True,
+)
+@pass_context
+def command(obj: Context, online: bool, fmt: str) -> int:
+    """Check the registry, the generated tree and the lock file (exit 1 on findings)."""
+    return run_check(CheckOptions(obj.root_option, fmt, online, color()))

@@ -1,0 +1,29 @@
+"""`profilegen fetch`: download a profile's artifacts where its compose mounts them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .common import FORMAT_TEXT_JSON, Context, pass_context
+
+
+@click.command("fetch")
+@click.argument("profile")
+@click.option(
+    "--model-dir",
+    required=True,
+    envvar="MODEL_DIR",
+    show_envvar=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Host folder the compose mounts as the model cache (MODEL_DIR).",
+)
+@click.option("--dry-run", is_flag=True, help="Print what would be downloaded and where.")
+@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@pass_context
+def command(obj: Context, profile: str, model_dir: Path, dry_run: bool, fmt: str) -> int:
+    """Download PROFILE's artifacts into MODEL_DIR and verify them against the lock file."""
+    from ..hub.fetch import FetchOptions, run_fetch  # loads huggingface_hub
+
+    return run_fetch(obj.registry(), FetchOptions(profile, model_dir, dry_run, fmt))

@@ -1,0 +1,66 @@
+"""`profilegen render`: one compose to stdout, a relocatable bundle, or the whole checked-in tree."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..docs.catalog import remove_orphan_pages
+from ..errors import EXIT_OK, ProfilegenError
+from ..generated.tree import COMPOSE_DIR, plan_all, remove_orphans
+from ..registry import Registry, find_profile
+from ..render import render_profile
+from ..render.bundle import bundle_files, write_bundle
+from ..write import write_files
+from .common import Context, pass_context
+
+
+@click.command("render")
+@click.argument("profile", required=False)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write a relocatable bundle (compose, manifest, .env.example, patches/) here.",
+)
+@click.option("--all", "all_", is_flag=True, help="Rewrite the checked-in compose/ tree.")
+@pass_context
+def command(obj: Context, profile: str | None, output: Path | None, all_: bool) -> int:
+    """Render PROFILE's compose file to stdout (or a bundle with -o)."""
+    registry = obj.registry()
+    if all_:
+        if profile or output:
+            raise ProfilegenError(
+                "--all renders every profile into compose/; give no PROFILE or -o"
+            )
+        return render_all(registry)
+    if not profile:
+        raise ProfilegenError("name a PROFILE to render (or use --all)")
+    found = find_profile(registry, profile)
+    rendered = render_profile(registry, found)
+    if output is None:
+        click.echo(rendered.compose.decode(), nl=False)
+        return EXIT_OK
+    files = bundle_files(registry, found, rendered)  # gathered and verified before any write
+    write_bundle(output, files)
+    click.echo(
+        f"wrote {output}/ ({len(files)} files): docker compose -f {output / 'compose.yaml'} up",
+        err=True,
+    )
+    return EXIT_OK
+
+
+def render_all(registry: Registry) -> int:
+    plan = plan_all(registry)
+    changed = write_files({registry.root / rel: content for rel, content in plan.items()})
+    profiles = {rel.split("/")[1] for rel in plan if rel.startswith(f"{COMPOSE_DIR}/")}
+    removed = remove_orphans(registry.root, profiles)
+    removed += remove_orphan_pages(registry.root, list(plan))
+    for path in changed:
+        click.echo(f"wrote {path.relative_to(registry.root).as_posix()}")
+    for path in removed:
+        click.echo(f"removed {path.relative_to(registry.root).as_posix()}")
+    if not changed and not removed:
+        click.echo(f"{COMPOSE_DIR}/ and docs/ are up to date ({len(plan)} files)")
+    return EXIT_OK

@@ -1,0 +1,57 @@
+"""`profilegen artifacts`: every Hub artifact, its files and who uses it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from ..hub.artifacts import artifact_uses
+from ..hub.lock import read_lock
+from ..registry import Registry
+
+
+def artifact_rows(registry: Registry) -> list[dict[str, Any]]:
+    lock = read_lock(registry.root)
+    rows = []
+    for use in artifact_uses(registry):
+        entry = (lock.artifacts.get(use.key) if lock else None) or {}
+        locked = {f["path"]: f for f in entry.get("files") or [] if entry.get("resolved")}
+        files = [
+            {
+                "path": p,
+                "size": locked.get(p, {}).get("size"),
+                "sha256": locked.get(p, {}).get("sha256"),
+            }
+            for p in use.artifact.files
+        ]
+        rows.append(
+            {
+                "key": use.key,
+                "repo": use.artifact.repo,
+                "revision": use.artifact.revision,
+                "commit": entry.get("commit") if entry.get("resolved") else None,
+                "kind": use.artifact.kind,
+                "files": files,
+                "declared_size_bytes": use.artifact.size.bytes,
+                "used_by": list(use.used_by),
+            }
+        )
+    return rows
+
+
+def run_artifacts(registry: Registry, fmt: str) -> int:
+    rows = artifact_rows(registry)
+    if fmt == "json":
+        click.echo(json.dumps(rows, indent=2))
+        return 0
+    for row in rows:
+        rev = row["revision"] or "main (unpinned)"
+        files = ", ".join(f["path"] for f in row["files"]) or "whole repo"
+        used = ", ".join(row["used_by"]) or "unused"
+        click.echo(
+            f"{row['key']}\n  {row['repo']}@{rev}  {row['declared_size_bytes'] / 1e9:.2f} GB  [{files}]"
+        )
+        click.echo(f"  used by: {used}")
+    return 0

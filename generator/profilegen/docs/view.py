@@ -1,0 +1,75 @@
+"""Read-only views of the registry: the profile list and a fully resolved profile."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..hub.artifacts import profile_artifacts
+from ..model import Profile
+from ..registry import Registry
+from ..render import container_name
+
+
+def artifact_view(registry: Registry, profile: Profile) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for role, key, artifact in profile_artifacts(registry, profile):
+        data = {"key": key, **artifact.model_dump(mode="json"), "size_bytes": artifact.size.bytes}
+        out[role] = data
+    return out
+
+
+def profile_view(registry: Registry, profile: Profile) -> dict[str, Any]:
+    """The profile with every reference resolved to the facts it points at."""
+    engine = registry.engines[profile.engine]
+    rig = registry.rigs[profile.rig]
+    model = registry.models[profile.model]
+    data = profile.model_dump(mode="json", exclude={"abstract"})
+    data["resolved"] = {
+        "engine": {"kind": engine.kind, "image": engine.image_ref, "image_env": engine.image_env},
+        "model": {
+            "name": model.name,
+            "served_name": profile.serve.served_name or model.served_name,
+        },
+        "rig": {"gpu": rig.gpu, "count": rig.count, "host_os": rig.host_os},
+        "artifacts": artifact_view(registry, profile),
+        "drafter": None,
+        "container_name": container_name(registry, profile),
+    }
+    if profile.drafter is not None:
+        drafter = registry.drafters[profile.drafter.id]
+        data["resolved"]["drafter"] = {
+            "method": drafter.method,
+            "builtin": drafter.builtin,
+            "repo": drafter.artifact.repo if drafter.artifact else None,
+            "spec_n_default": profile.drafter.width,
+            "max_width": drafter.max_width,
+        }
+    return data
+
+
+def list_rows(registry: Registry) -> list[dict[str, Any]]:
+    rows = []
+    for profile in registry.concrete_profiles():
+        engine = registry.engines[profile.engine]
+        env = profile.envelope
+        rows.append(
+            {
+                "id": profile.id,
+                "upstream_key": profile.upstream_key,
+                "status": profile.status,
+                "engine": engine.kind,
+                "image": engine.image_ref,
+                "model": profile.model,
+                "weights": profile.weights,
+                "drafter": profile.drafter.id if profile.drafter else None,
+                "spec_n": profile.drafter.width if profile.drafter else 0,
+                "rig": profile.rig,
+                "tp": env.tp,
+                "kv_cache_dtype": env.kv_cache_dtype,
+                "max_model_len": env.max_model_len,
+                "max_num_seqs": env.max_num_seqs,
+                "gpu_memory_utilization": env.gpu_memory_utilization,
+                "port": profile.port,
+            }
+        )
+    return rows

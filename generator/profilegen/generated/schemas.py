@@ -1,0 +1,80 @@
+"""JSON Schema for each registry file kind, generated from the models."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..registry import KINDS, file_model
+from ..render.manifest import Manifest
+from ..resources import cache_root
+from ..write import write_atomic
+
+SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def _schema_for(model: type[BaseModel], name: str, title: str) -> dict[str, Any]:
+    schema = model.model_json_schema(mode="validation")
+    schema["title"] = title
+    return {"$schema": SCHEMA_DIALECT, "$id": f"{name}.schema.json", **schema}
+
+
+def extra_schemas() -> dict[str, tuple[type[BaseModel], str]]:
+    """Schemas for generated files (registered by the modules that write them)."""
+    return {"manifest": (Manifest, "profilegen patch-delivery manifest")}
+
+
+def _fingerprint() -> str:
+    """Schemas depend only on the model code and pydantic: hash exactly those."""
+    import hashlib
+
+    import pydantic
+
+    package = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256(pydantic.VERSION.encode())
+    for path in sorted(
+        [*package.glob("model/*.py"), package / "render" / "manifest.py", Path(__file__)]
+    ):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def build_schemas() -> dict[str, bytes]:
+    """File name -> bytes of every schema; deterministic, memoized like compiled bytecode."""
+    memo = cache_root() / "schemas" / f"{_fingerprint()}.json"
+    try:
+        return {k: v.encode() for k, v in json.loads(memo.read_text(encoding="utf-8")).items()}
+    except (OSError, ValueError, AttributeError):
+        pass
+    built = _build_schemas()
+    with contextlib.suppress(OSError):  # a read-only cache only costs the rebuild
+        write_atomic(memo, json.dumps({k: v.decode() for k, v in built.items()}).encode())
+    return built
+
+
+def _build_schemas() -> dict[str, bytes]:
+    out: dict[str, bytes] = {}
+    for kind, (_model, name) in KINDS.items():
+        title = f"profilegen registry file: {kind[:-1]}"
+        out[f"{name}.schema.json"] = _dump(_schema_for(file_model(kind), name, title))
+    for name, (model, title) in extra_schemas().items():
+        out[f"{name}.schema.json"] = _dump(_schema_for(model, name, title))
+    return out
+
+
+def _dump(schema: dict[str, Any]) -> bytes:
+    return (json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+
+
+def stale_schemas(folder: Path) -> list[str]:
+    """Names of schema files that are missing or differ from a fresh build."""
+    stale = []
+    for name, content in build_schemas().items():
+        path = folder / name
+        if not path.is_file() or path.read_bytes() != content:
+            stale.append(name)
+    return stale

@@ -1,0 +1,316 @@
+"""`profilegen fetch`: download a profile's artifacts where its compose mounts them, then verify."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..errors import ProfilegenError
+from ..model import Profile
+from ..model.model import Artifact
+from ..registry import Registry, find_profile
+from .artifacts import artifact_uses, profile_artifacts
+from .client import offline
+from .download import fetch_artifact
+from .lock import LOCK_NAME, entry_matches, read_lock
+from .types import ArtifactRequest, FetchPlan, HubError, HubSettings
+
+_CHUNK = 8 * 2**20
+
+
+@dataclass(frozen=True)
+class FetchOptions:
+    profile: str
+    model_dir: Path
+    dry_run: bool = False
+    fmt: str = "text"
+
+
+@dataclass(frozen=True)
+class LockedFile:
+    path: str
+    size: int | None
+    sha256: str | None
+
+
+@dataclass(frozen=True)
+class Need:
+    """One artifact the profile mounts, where it goes, and what the lock knows of it."""
+
+    role: str  # weights, drafter or mmproj
+    key: str  # the lock file's key
+    artifact: Artifact
+    target: Path  # MODEL_DIR/<local_dir>: the engine reads <model_mount>/<local_dir>
+    locked: tuple[LockedFile, ...] | None  # files of a resolved lock entry that still matches
+    commit: str | None
+    lock_note: str | None  # why the lock cannot vouch for these files
+
+    @property
+    def revision(self) -> str | None:
+        # The locked commit pins what the sha256 values describe, even for a branch revision.
+        return self.commit or self.artifact.revision
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        if self.locked is not None:
+            return tuple(f.path for f in self.locked)
+        return tuple(self.artifact.files)
+
+    def request(self) -> ArtifactRequest:
+        a = self.artifact
+        return ArtifactRequest(self.key, a.repo, self.revision, self.files, a.size.bytes)
+
+
+def needs(registry: Registry, profile: Profile, model_dir: Path) -> list[Need]:
+    """Main weights, the drafter's own artifact, the projector: in that order."""
+    wanted = profile_artifacts(registry, profile)
+    lock = read_lock(registry.root)
+    uses = {u.key: u for u in artifact_uses(registry)}
+    out = []
+    for role, key, artifact in wanted:
+        entry = lock.artifacts.get(key) if lock is not None else None
+        locked: tuple[LockedFile, ...] | None = None
+        commit = None
+        note = None
+        if lock is None:
+            note = f"no {LOCK_NAME}"
+        elif entry is None or not entry_matches(uses[key], entry):
+            note = f"{LOCK_NAME} has no current entry for {key} (run `profilegen lock`)"
+        elif not entry.get("resolved"):
+            note = f"{key} is locked from declared facts only (run `profilegen lock` online)"
+        else:
+            commit = entry.get("commit")
+            locked = tuple(
+                LockedFile(f["path"], f.get("size"), f.get("sha256"))
+                for f in entry.get("files") or []
+            )
+        target = model_dir / artifact.local_dir
+        out.append(Need(role, key, artifact, target, locked, commit, note))
+    return out
+
+
+def human(size: int | None) -> str:
+    if size is None:
+        return "size unknown"
+    for unit, scale in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+        if size >= scale:
+            return f"{size / scale:.1f} {unit}"
+    return f"{size} B"
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _present(path: Path, size: int | None) -> bool:
+    return path.is_file() and (size is None or path.stat().st_size == size)
+
+
+def verify_local(need: Need) -> list[str]:
+    """Every locked file is there with the locked size and sha256; problems name the file."""
+    problems: list[str] = []
+    for f in need.locked or ():
+        path = need.target / f.path
+        if not path.is_file():
+            problems.append(f"{path}: missing")
+        elif f.size is not None and path.stat().st_size != f.size:
+            problems.append(f"{path}: {path.stat().st_size:,} bytes, {LOCK_NAME} says {f.size:,}")
+        elif f.sha256 is not None and (got := sha256_file(path)) != f.sha256:
+            problems.append(
+                f"{path}: sha256 {got[:16]}… does not match {LOCK_NAME} ({f.sha256[:16]}…)"
+            )
+    return problems
+
+
+# -- dry run ------------------------------------------------------------------------------------
+
+
+def _plan_offline(need: Need) -> dict[str, Any]:
+    """The plan from the registry and the lock alone: no request leaves the machine."""
+    if need.locked is not None:
+        files = [(f.path, f.size) for f in need.locked]
+        source = "lock"
+    else:
+        files = [(p, None) for p in need.artifact.files]
+        source = "registry"
+    return _plan_object(
+        need,
+        need.revision,
+        [(p, s, not _present(need.target / p, s)) for p, s in files],
+        source,
+    )
+
+
+def _plan_online(need: Need, plan: FetchPlan) -> dict[str, Any]:
+    files = [(f.path, f.size, f.will_download) for f in plan.files]
+    return _plan_object(need, plan.revision, files, "hub")
+
+
+def _identity(need: Need, revision: str | None) -> dict[str, Any]:
+    """The keys every plan and result object starts with."""
+    return {
+        "role": need.role,
+        "key": need.key,
+        "repo": need.artifact.repo,
+        "revision": revision,
+        "target": str(need.target),
+        "local_dir": need.artifact.local_dir,
+    }
+
+
+def _plan_object(
+    need: Need, revision: str | None, files: list[tuple[str, int | None, bool]], source: str
+) -> dict[str, Any]:
+    return {
+        **_identity(need, revision),
+        "source": source,
+        "whole_repo": not files and not need.artifact.files,
+        "files": [{"path": p, "size": s, "download": d} for p, s, d in files],
+        "download_bytes": sum(s or 0 for _p, s, d in files if d),
+        "declared_size_bytes": need.artifact.size.bytes,
+        "lock": need.lock_note or "resolved",
+    }
+
+
+def _print_plan(obj: dict[str, Any]) -> None:
+    rev = obj["revision"] or "main (unpinned)"
+    click.echo(f"{obj['role']}: {obj['repo']} @ {rev} -> {obj['target']}  [from {obj['source']}]")
+    if obj["whole_repo"]:
+        click.echo(
+            f"  whole repository, about {human(obj['declared_size_bytes'])} declared "
+            "(file list unknown offline; `profilegen lock` records it)"
+        )
+    for f in obj["files"]:
+        state = "download" if f["download"] else "present"
+        click.echo(f"  {f['path']}  {human(f['size'])}  {state}")
+    if obj["files"]:
+        todo = sum(1 for f in obj["files"] if f["download"])
+        click.echo(
+            f"  {todo} of {len(obj['files'])} files to download, {human(obj['download_bytes'])}"
+        )
+
+
+# -- fetch and verify ---------------------------------------------------------------------------
+
+
+def _verify_offline(need: Need) -> tuple[dict[str, Any], list[str]]:
+    """HF_HUB_OFFLINE: nothing can be downloaded, so only check what is already there."""
+    if need.locked is not None:
+        problems = verify_local(need)
+        missing = [p for p in problems if p.endswith(": missing")]
+        if missing:
+            problems.append(
+                f"{need.key}: HF_HUB_OFFLINE is set, so missing files cannot be downloaded"
+            )
+        return _result_object(need, need.revision, list(need.files), [], "sha256"), problems
+    paths = [need.target / p for p in need.artifact.files]
+    absent = [p for p in paths if not p.is_file()]
+    if not need.artifact.files and not (need.target.is_dir() and any(need.target.iterdir())):
+        absent = [need.target]
+    problems = [f"{p}: missing (HF_HUB_OFFLINE is set, so it cannot be downloaded)" for p in absent]
+    return _result_object(need, need.revision, list(need.files), [], "presence"), problems
+
+
+def _fetch_one(need: Need, progress: bool) -> tuple[dict[str, Any], list[str]]:
+    sizes = {f.path: f.size for f in need.locked or ()}
+    before = {p for p in need.files if _present(need.target / p, sizes.get(p))}
+    try:
+        result = fetch_artifact(need.request(), need.target, HubSettings(), progress=progress)
+    except HubError as exc:
+        raise ProfilegenError(str(exc)) from exc
+    for problem in result.problems:
+        click.echo(f"warning: {problem.message}", err=True)
+    files = [f.path for f in result.files]
+    downloaded = [p for p in files if p not in before]
+    problems: list[str] = []
+    if need.locked is None:
+        click.echo(f"warning: {need.key}: not verified by sha256: {need.lock_note}", err=True)
+        return _result_object(need, result.revision, files, downloaded, "size"), problems
+    if need.commit is not None and result.revision != need.commit:
+        problems.append(f"{need.key}: fetched {result.revision}, {LOCK_NAME} has {need.commit}")
+    locked = {f.path: f.sha256 for f in need.locked}
+    for remote in result.files:
+        if remote.sha256 and locked.get(remote.path) and remote.sha256 != locked[remote.path]:
+            problems.append(
+                f"{need.key}: the Hub's sha256 of {remote.path} differs from {LOCK_NAME}; "
+                "the lock is stale or the repo was rewritten"
+            )
+    problems += verify_local(need)
+    return _result_object(need, result.revision, files, downloaded, "sha256"), problems
+
+
+def _result_object(
+    need: Need, revision: str | None, files: list[str], downloaded: list[str], verified: str
+) -> dict[str, Any]:
+    return {
+        **_identity(need, revision),
+        "files": files,
+        "downloaded": downloaded,
+        "verified": verified,
+    }
+
+
+def run_fetch(registry: Registry, opts: FetchOptions) -> int:
+    profile = find_profile(registry, opts.profile)
+    wanted = needs(registry, profile, opts.model_dir)
+    is_offline = offline()
+    objects: list[dict[str, Any]] = []
+    problems: list[str] = []
+    if opts.dry_run:
+        for need in wanted:
+            if is_offline:
+                objects.append(_plan_offline(need))
+                continue
+            try:
+                plan = fetch_artifact(need.request(), need.target, HubSettings(), dry_run=True)
+            except HubError as exc:
+                raise ProfilegenError(str(exc)) from exc
+            objects.append(_plan_online(need, plan))
+    else:
+        progress = opts.fmt == "text" and sys.stderr.isatty()
+        for need in wanted:
+            obj, found = _verify_offline(need) if is_offline else _fetch_one(need, progress)
+            objects.append(obj)
+            problems += found
+    if problems:
+        if opts.fmt == "json":
+            click.echo(json.dumps(objects, indent=2))
+        corrupt = any(LOCK_NAME in p for p in problems)
+        raise ProfilegenError(
+            f"{profile.id}: {len(problems)} problem{'s' * (len(problems) != 1)} with the files in "
+            f"{opts.model_dir}:\n"
+            + "\n".join(f"  {p}" for p in problems)
+            + ("\n(delete the file named and run `profilegen fetch` again)" if corrupt else "")
+        )
+    _report(profile, opts, objects)
+    return 0
+
+
+def _report(profile: Profile, opts: FetchOptions, objects: list[dict[str, Any]]) -> None:
+    if opts.fmt == "json":
+        click.echo(json.dumps(objects, indent=2))
+        return
+    if opts.dry_run:
+        click.echo(f"plan for {profile.id} into {opts.model_dir} (dry run: nothing is written)")
+        for obj in objects:
+            _print_plan(obj)
+        return
+    for obj in objects:
+        got = len(obj["downloaded"])
+        files = f"{len(obj['files'])} files" if obj["files"] else "whole repository"
+        click.echo(
+            f"{obj['role']}: {obj['repo']} @ {obj['revision'] or 'main'} -> {obj['target']}: "
+            f"{files}, {got} downloaded, verified by {obj['verified']}"
+        )
+    compose = f"compose/{profile.id}/compose.yaml"
+    click.echo(f"serve it: MODEL_DIR={opts.model_dir} docker compose -f {compose} up")

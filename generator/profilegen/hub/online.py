@@ -1,0 +1,116 @@
+"""`check --online` and `lock`: verify artifacts on the Hub and record what they resolve to."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from ..errors import Finding, ProfilegenError, Severity
+from ..registry import Registry
+from ..write import write_atomic
+from .artifacts import ArtifactUse, artifact_uses
+from .client import offline, verify_artifacts
+from .lock import (
+    LOCK_NAME,
+    Lock,
+    declared_entry,
+    entry_matches,
+    patch_entries,
+    read_lock,
+    resolved_entry,
+)
+from .types import ADVISORY_CODES, ArtifactResult, HubError, HubSettings
+
+
+def _progress(total: int) -> tuple[object, object]:
+    """A progress bar on a terminal, silence elsewhere (CI logs stay readable)."""
+    if not sys.stderr.isatty():
+        return None, None
+    bar = click.progressbar(length=total, label="Hub", file=sys.stderr)
+    bar.__enter__()
+    return bar, lambda _result: bar.update(1)
+
+
+def hub_settings() -> HubSettings:
+    """Timeouts and retries, tunable for slow links (PROFILEGEN_HUB_TIMEOUT, _RETRIES, _WORKERS)."""
+
+    def number(name: str, default: float) -> float:
+        raw = os.environ.get(name)
+        if not raw:
+            return default
+        try:
+            value = float(raw)
+        except ValueError:
+            raise ProfilegenError(f"{name} must be a number, got {raw!r}") from None
+        if value < 0:
+            raise ProfilegenError(f"{name} must not be negative, got {raw!r}")
+        return value
+
+    return HubSettings(
+        timeout=number("PROFILEGEN_HUB_TIMEOUT", 10.0) or 10.0,
+        retries=int(number("PROFILEGEN_HUB_RETRIES", 4)),
+        workers=max(1, int(number("PROFILEGEN_HUB_WORKERS", 16))),
+    )
+
+
+def verify_uses(uses: list[ArtifactUse]) -> list[ArtifactResult]:
+    if offline():
+        raise ProfilegenError(
+            "HF_HUB_OFFLINE is set: the Hub cannot be asked (drop --online, or unset it)"
+        )
+    bar, progress = _progress(len(uses))
+    try:
+        return verify_artifacts([u.request() for u in uses], hub_settings(), progress)  # type: ignore[arg-type]
+    except HubError as exc:
+        raise ProfilegenError(str(exc)) from exc
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)  # type: ignore[attr-defined]
+
+
+def online_findings(registry: Registry) -> list[Finding]:
+    uses = artifact_uses(registry)
+    findings = []
+    for use, result in zip(uses, verify_uses(uses), strict=True):
+        for problem in result.problems:
+            # An unpinned revision is a fact to flag; a size that drifted from the declared
+            # one means the registry (or the repo) is wrong, so CI fails on it.
+            severity = Severity.WARNING if problem.code == "revision-unpinned" else Severity.ERROR
+            findings.append(
+                Finding(use.location, problem.message, None, f"hub-{problem.code}", severity)
+            )
+    return findings
+
+
+def run_lock(registry: Registry, *, offline_only: bool) -> int:
+    """Rewrites the lock file; resolves on the Hub unless offline (then keeps what is known)."""
+    uses = artifact_uses(registry)
+    previous = read_lock(registry.root) or Lock()
+    lock = Lock(patches=patch_entries(registry))
+    problems: list[str] = []
+    if offline_only or offline():
+        for use in uses:
+            old = previous.artifacts.get(use.key)
+            keep = old is not None and old.get("resolved") and entry_matches(use, old)
+            lock.artifacts[use.key] = old if keep else declared_entry(use)  # type: ignore[assignment]
+    else:
+        for use, result in zip(uses, verify_uses(uses), strict=True):
+            hard = [p for p in result.problems if p.code not in ADVISORY_CODES]
+            if hard or result.commit is None:
+                problems.extend(p.message for p in hard)
+                continue
+            lock.artifacts[use.key] = resolved_entry(use, result)
+            for p in result.problems:
+                click.echo(f"warning: {p.message}", err=True)
+    if problems:
+        raise ProfilegenError("lock not written:\n" + "\n".join(f"  {m}" for m in problems))
+    write_atomic(registry.root / LOCK_NAME, lock.to_bytes())
+    resolved = sum(1 for e in lock.artifacts.values() if e.get("resolved"))
+    click.echo(
+        f"wrote {LOCK_NAME}: {len(lock.artifacts)} artifacts ({resolved} resolved on the Hub), "
+        f"{len(lock.patches)} remote patch files",
+        err=True,
+    )
+    return 0

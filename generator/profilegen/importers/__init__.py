@@ -1,0 +1,7 @@
+"""Importers: other catalogues' files read and written as registry entries in our layout.
+
+Owns: reading a foreign catalogue without executing it, mapping its facts onto the model,
+and the list of what could not be modelled.
+May import: `errors`, `resources`, `write`, `model`, `registry`, `hub`, `fit`, `render`,
+`docs`, `generated`, `check`.
+"""

@@ -1,0 +1,150 @@
+"""Loads every registry file, validates it, resolves `extends`, and checks references."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from ..errors import FindingSink, Location, UsageError, suggest
+from ..model import Drafter, Engine, Gpu, Model, Patch, Profile, Rig
+from ..model.partial import partial
+from .load import Document, read_document
+from .resolve import check_references, resolve_profiles
+from .source import Registry, Source
+from .validate import report_validation
+
+T = TypeVar("T", bound=BaseModel)
+
+# Folder under registry/ -> (model, schema file name). The order is the load order.
+KINDS: dict[str, tuple[type[BaseModel], str]] = {
+    "gpus": (Gpu, "gpu"),
+    "rigs": (Rig, "rig"),
+    "engines": (Engine, "engine"),
+    "models": (Model, "model"),
+    "drafters": (Drafter, "drafter"),
+    "patches": (Patch, "patch"),
+    "profiles": (Profile, "profile"),
+}
+ProfileFile = partial(Profile, keep_required=frozenset({"id"}))
+
+
+def file_model(kind: str) -> type[BaseModel]:
+    """The model a file of this kind is validated against as written."""
+    return ProfileFile if kind == "profiles" else KINDS[kind][0]
+
+
+def find_root(start: Path | None = None, explicit: str | None = None) -> Path:
+    """The registry root: --root, else PROFILEGEN_ROOT, else the nearest parent with registry/."""
+    given = explicit or os.environ.get("PROFILEGEN_ROOT")
+    if given:
+        root = Path(given).expanduser().resolve()
+        if not (root / "registry").is_dir():
+            raise UsageError(f"{root} has no registry/ folder")
+        return root
+    here = (start or Path.cwd()).resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / "registry").is_dir():
+            return candidate
+    raise UsageError(f"no registry/ folder in {here} or any parent (use --root or PROFILEGEN_ROOT)")
+
+
+def _iter_files(root: Path, kind: str) -> list[Path]:
+    folder = root / "registry" / kind
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+
+
+def _check_modeline(doc: Document, kind: str, sink: FindingSink) -> None:
+    expected = f"../../schema/{KINDS[kind][1]}.schema.json"
+    if doc.modeline != expected:
+        found = f"found {doc.modeline!r}" if doc.modeline else "it is missing"
+        sink.add(
+            Location(doc.display, 1),
+            f"first line must be the schema modeline ({found})",
+            hint=f"# yaml-language-server: $schema={expected}",
+            rule="modeline",
+        )
+
+
+def load_documents(root: Path, sink: FindingSink) -> list[tuple[str, Document]]:
+    """Reads every registry file; unknown folders and stray files are findings."""
+    docs: list[tuple[str, Document]] = []
+    registry_dir = root / "registry"
+    for entry in sorted(registry_dir.iterdir()) if registry_dir.is_dir() else []:
+        if entry.is_dir() and entry.name not in KINDS:
+            hint = suggest(entry.name, list(KINDS))
+            sink.add(
+                Location(entry.relative_to(root).as_posix()),
+                f"unknown registry folder {entry.name!r}",
+                hint=f"did you mean {hint!r}?" if hint else "folders: " + ", ".join(KINDS),
+            )
+    for kind in KINDS:
+        for path in _iter_files(root, kind):
+            doc = read_document(path, root, sink)
+            if doc is not None:
+                docs.append((kind, doc))
+    return docs
+
+
+def _validate_file(kind: str, doc: Document, sink: FindingSink) -> dict[str, Any] | None:
+    """Validates a file as written; returns its data when it is usable."""
+    _check_modeline(doc, kind, sink)
+    if not isinstance(doc.data, dict):
+        sink.add(doc.where(), "a registry file must be a mapping of keys to values")
+        return None
+    model = file_model(kind)
+    try:
+        model.model_validate(doc.data)
+    except ValidationError as exc:
+        report_validation(exc, model, doc.data, lambda p: doc.where(p), sink)
+        return None
+    ident = doc.data["id"]
+    if doc.path.stem != ident:
+        sink.add(
+            doc.where(("id",)),
+            f"id {ident!r} does not match the file name {doc.path.name!r}",
+            hint=f"rename the file to {ident}.yaml",
+        )
+    return doc.data
+
+
+def load_registry(root: Path) -> tuple[Registry, FindingSink]:
+    """Loads and validates the whole registry, collecting every finding."""
+    sink = FindingSink()
+    registry = Registry(root=root)
+    raw_profiles: dict[str, tuple[dict[str, Any], Source]] = {}
+    registry.documents = load_documents(root, sink)
+    for kind, doc in registry.documents:
+        data = _validate_file(kind, doc, sink)
+        if data is None:
+            ident = doc.data.get("id") if isinstance(doc.data, dict) else None
+            if isinstance(ident, str):
+                registry.broken.add((kind, ident))
+            continue
+        ident = data["id"]
+        if (kind, ident) in registry.sources:
+            sink.add(
+                doc.where(("id",)),
+                f"{kind[:-1]} id {ident!r} is defined twice",
+                hint=f"also in {registry.sources[(kind, ident)].file}",
+            )
+            continue
+        registry.sources[(kind, ident)] = Source.of(doc)
+        if kind == "profiles":
+            raw_profiles[ident] = (data, Source.of(doc))
+        else:
+            registry.table(kind)[ident] = KINDS[kind][0].model_validate(data)
+    resolve_profiles(registry, raw_profiles, sink)
+    check_references(registry, sink)
+    return registry, sink
+
+
+def open_registry(root: Path) -> Registry:
+    """Loads the registry or raises with every error found."""
+    registry, sink = load_registry(root)
+    sink.raise_if_errors()
+    return registry

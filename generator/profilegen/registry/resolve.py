@@ -1,0 +1,196 @@
+"""Resolves `extends` chains and cross-references between registry entities."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..errors import FindingSink, Location, suggest
+from ..model import Profile
+from .load import NodePath
+from .source import Registry, Source
+from .validate import report_validation
+
+# Keys that describe one file and are never inherited from the profile it extends.
+NOT_INHERITED = frozenset(
+    {"id", "extends", "abstract", "upstream_key", "title", "siblings", "evidence"}
+)
+
+
+def merge(
+    base: dict[str, Any],
+    base_lines: dict[NodePath, Location],
+    over: dict[str, Any],
+    over_lines: dict[NodePath, Location],
+    prefix: NodePath = (),
+) -> tuple[dict[str, Any], dict[NodePath, Location]]:
+    """Deep-merges mappings (lists and scalars are replaced), keeping each value's origin."""
+    out = dict(base)
+    lines = {p: loc for p, loc in base_lines.items() if p[: len(prefix)] == prefix}
+    for key, value in over.items():
+        here = (*prefix, key)
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key], sub = merge(out[key], base_lines, value, over_lines, here)
+            lines.update(sub)
+        else:
+            out[key] = value
+            lines = {p: loc for p, loc in lines.items() if p[: len(here)] != here}
+            lines.update({p: loc for p, loc in over_lines.items() if p[: len(here)] == here})
+        if here in over_lines:
+            lines[here] = over_lines[here]
+    return out, lines
+
+
+def _chain(
+    ident: str, raw: dict[str, tuple[dict[str, Any], Source]]
+) -> tuple[list[str], str | None]:
+    """The extends chain from the root ancestor down to `ident`; names a cycle if any."""
+    chain = [ident]
+    seen = {ident}
+    current = ident
+    while True:
+        parent = raw[current][0].get("extends")
+        if parent is None or parent not in raw:
+            return list(reversed(chain)), None
+        if parent in seen:
+            return list(reversed(chain)), parent
+        chain.append(parent)
+        seen.add(parent)
+        current = parent
+
+
+def resolve_profiles(
+    registry: Registry, raw: dict[str, tuple[dict[str, Any], Source]], sink: FindingSink
+) -> None:
+    for ident in sorted(raw):
+        data, source = raw[ident]
+        parent = data.get("extends")
+        if parent is not None and parent not in raw:
+            if ("profiles", parent) not in registry.broken:
+                close = suggest(parent, list(raw))
+                sink.add(
+                    source.where(("extends",)),
+                    f"extends unknown profile {parent!r}",
+                    hint=f"did you mean {close!r}?" if close else None,
+                    rule="reference",
+                )
+            continue
+        chain, cycle = _chain(ident, raw)
+        if cycle is not None:
+            loop = " -> ".join([*reversed(chain), cycle])
+            sink.add(source.where(("extends",)), f"extends cycle: {loop}", rule="extends-cycle")
+            continue
+        merged: dict[str, Any] = {}
+        lines: dict[NodePath, Location] = {}
+        for name in chain:
+            layer, layer_source = raw[name]
+            if name != ident:
+                layer = {k: v for k, v in layer.items() if k not in NOT_INHERITED}
+            merged, lines = merge(merged, lines, layer, layer_source.lines)
+        merged.pop("extends", None)
+        merged["extends"] = data.get("extends")
+        resolved = Source(lines, source.file)
+        resolved.lines[()] = source.where()
+        if merged.get("abstract"):
+            # An abstract base is only ever read through the profiles that extend it.
+            registry.abstract_profiles.add(ident)
+            continue
+        try:
+            registry.profiles[ident] = Profile.model_validate(merged)
+        except ValidationError as exc:
+            report_validation(exc, Profile, merged, resolved.where, sink)
+            continue
+        registry.sources[("profiles", ident)] = resolved
+
+
+def _ref(
+    sink: FindingSink,
+    where: Location,
+    what: str,
+    name: str | None,
+    known: dict[str, Any],
+    broken: frozenset[str] = frozenset(),
+) -> bool:
+    if name is None or name in known:
+        return True
+    if name in broken:
+        # The entity exists but its own file is invalid; that finding says why.
+        return False
+    close = suggest(name, list(known))
+    sink.add(
+        where,
+        f"{what} {name!r} is not defined",
+        hint=f"did you mean {close!r}?"
+        if close
+        else f"known: {', '.join(sorted(known)) or 'none'}",
+        rule="reference",
+    )
+    return False
+
+
+def _broken(registry: Registry, kind: str) -> frozenset[str]:
+    return frozenset(i for k, i in registry.broken if k == kind)
+
+
+def check_references(registry: Registry, sink: FindingSink) -> None:
+    """Every name one entity uses for another must exist (with a did-you-mean)."""
+    for rig in registry.rigs.values():
+        _ref(
+            sink,
+            registry.where("rigs", rig.id, ("gpu",)),
+            "gpu",
+            rig.gpu,
+            registry.gpus,
+            _broken(registry, "gpus"),
+        )
+    for patch in registry.patches.values():
+        where = registry.where("patches", patch.id, ("engine",))
+        _ref(sink, where, "engine", patch.engine, registry.engines, _broken(registry, "engines"))
+    for drafter in registry.drafters.values():
+        for i, model in enumerate(drafter.models):
+            where = registry.where("drafters", drafter.id, ("models", i))
+            _ref(sink, where, "model", model, registry.models, _broken(registry, "models"))
+    for profile in registry.profiles.values():
+        _profile_refs(registry, profile, sink)
+
+
+def _profile_refs(registry: Registry, profile: Profile, sink: FindingSink) -> None:
+    def at(*node: str | int) -> Location:
+        return registry.where("profiles", profile.id, node)
+
+    if _ref(
+        sink, at("model"), "model", profile.model, registry.models, _broken(registry, "models")
+    ):
+        model = registry.models[profile.model]
+        artifacts = model.artifacts
+        _ref(sink, at("weights"), f"weights variant of {model.id}", profile.weights, artifacts)
+        _ref(sink, at("mmproj"), f"projector variant of {model.id}", profile.mmproj, artifacts)
+    _ref(
+        sink, at("engine"), "engine", profile.engine, registry.engines, _broken(registry, "engines")
+    )
+    _ref(sink, at("rig"), "rig", profile.rig, registry.rigs, _broken(registry, "rigs"))
+    if profile.drafter is not None:
+        ok = _ref(
+            sink,
+            at("drafter", "id"),
+            "drafter",
+            profile.drafter.id,
+            registry.drafters,
+            _broken(registry, "drafters"),
+        )
+        if ok:
+            drafter = registry.drafters[profile.drafter.id]
+            if profile.drafter.width > drafter.max_width:
+                sink.add(
+                    at("drafter", "width"),
+                    f"drafter width {profile.drafter.width} exceeds {drafter.id}'s maximum",
+                    hint=f"at most {drafter.max_width}",
+                    rule="reference",
+                )
+    for i, patch in enumerate(profile.patches):
+        _ref(sink, at("patches", i), "patch", patch, registry.patches, _broken(registry, "patches"))
+    for i, ev in enumerate(profile.evidence):
+        _ref(
+            sink, at("evidence", i, "rig"), "rig", ev.rig, registry.rigs, _broken(registry, "rigs")
+        )

@@ -1,0 +1,63 @@
+"""The loaded registry: entities by id, and where each value came from (file and line)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import Location
+from ..model import Drafter, Engine, Gpu, Model, Patch, Profile, Rig
+from .load import Document, NodePath
+
+
+@dataclass
+class Source:
+    """Where an entity came from: a locator for any node path in it."""
+
+    lines: dict[NodePath, Location]
+    file: str
+
+    def where(self, node: NodePath = ()) -> Location:
+        probe = tuple(node)
+        while probe:
+            if probe in self.lines:
+                return self.lines[probe]
+            probe = probe[:-1]
+        return self.lines.get((), Location(self.file, 1))
+
+    @classmethod
+    def of(cls, doc: Document) -> Source:
+        return cls({p: Location(doc.display, line) for p, line in doc.lines.items()}, doc.display)
+
+
+@dataclass
+class Registry:
+    root: Path
+    gpus: dict[str, Gpu] = field(default_factory=dict)
+    rigs: dict[str, Rig] = field(default_factory=dict)
+    engines: dict[str, Engine] = field(default_factory=dict)
+    models: dict[str, Model] = field(default_factory=dict)
+    drafters: dict[str, Drafter] = field(default_factory=dict)
+    patches: dict[str, Patch] = field(default_factory=dict)
+    # Concrete (renderable) profiles, resolved; abstract bases are only named.
+    profiles: dict[str, Profile] = field(default_factory=dict)
+    abstract_profiles: set[str] = field(default_factory=set)
+    sources: dict[tuple[str, str], Source] = field(default_factory=dict)
+    # Entities whose file failed validation: their own findings say why, so
+    # references to them are not reported again as "not defined".
+    broken: set[tuple[str, str]] = field(default_factory=set)
+    documents: list[tuple[str, Document]] = field(default_factory=list)
+
+    def where(self, kind: str, ident: str, node: NodePath = ()) -> Location:
+        source = self.sources.get((kind, ident))
+        return source.where(node) if source else Location(f"registry/{kind}/{ident}.yaml", 1)
+
+    def concrete_profiles(self) -> Iterator[Profile]:
+        """Profiles that render, sorted by id."""
+        for ident in sorted(self.profiles):
+            yield self.profiles[ident]
+
+    def table(self, kind: str) -> dict[str, Any]:
+        return getattr(self, kind)  # type: ignore[no-any-return]

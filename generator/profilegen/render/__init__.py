@@ -1,0 +1,13 @@
+"""Rendering: one resolved profile in, the bytes of a deployable target out (pure).
+
+Owns: the shared pipeline (context, quoting, Jinja environments, tunables, patch manifest,
+verification of what was rendered), the targets (`targets/compose`), and relocatable bundles.
+May import: `errors`, `resources`, `write`, `model`, `registry`, `hub` (patch files for bundles).
+"""
+
+from __future__ import annotations
+
+from .context import RenderError, container_name
+from .targets.compose import Rendered, render_profile
+
+__all__ = ["RenderError", "Rendered", "container_name", "render_profile"]

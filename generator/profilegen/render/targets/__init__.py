@@ -1,0 +1,1 @@
+"""Render targets: one module per output format a profile renders to."""

@@ -1,0 +1,45 @@
+"""The one way profilegen builds a Jinja environment: sandboxed, strict, cached."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from jinja2 import BytecodeCache, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined
+from jinja2.sandbox import SandboxedEnvironment
+
+from ..resources import cache_root
+
+
+def _bytecode_cache() -> BytecodeCache | None:
+    """Compiled templates are cached like .pyc files (keyed by source checksum).
+
+    Compiling the templates costs more than rendering all profiles; a read-only or
+    missing cache folder only means compiling again.
+    """
+    folder = cache_root() / "jinja"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return FileSystemBytecodeCache(str(folder)) if os.access(folder, os.W_OK) else None
+
+
+def make_environment(
+    dirs: Sequence[Path], finalize: Callable[[object], object]
+) -> SandboxedEnvironment:
+    """Registry values reach templates only through `finalize`, which quotes or escapes."""
+    return SandboxedEnvironment(
+        loader=FileSystemLoader([str(d) for d in dirs]),
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+        # Bash uses `{#` (${#array[@]}); template comments are `{%# … #%}` instead.
+        comment_start_string="{%#",
+        comment_end_string="#%}",
+        finalize=finalize,
+        bytecode_cache=_bytecode_cache(),
+    )

@@ -1,0 +1,98 @@
+"""The environment variables a rig owner may set, with the profile's defaults."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..model import Profile
+from ..registry import Registry
+
+Scope = Literal["container", "compose"]
+
+
+@dataclass(frozen=True)
+class EffectiveTunable:
+    env: str
+    default: str
+    type: str
+    help: str
+    scope: Scope
+    # Set for patch switches: the exports that switching on brings.
+    exports: tuple[tuple[str, str], ...] = ()
+
+
+def format_default(value: Any, kind: str) -> str:
+    """The text of a default as it appears in `${VAR:-default}` and in .env.example."""
+    if isinstance(value, bool):
+        return ("1" if value else "0") if kind == "switch" else ("true" if value else "false")
+    if isinstance(value, float):
+        return json.dumps(value)
+    if isinstance(value, list | tuple):
+        # llama.cpp's `-ts 0.55,0.45`: a list default is one comma-separated word.
+        return ",".join(format_default(item, kind) for item in value)
+    return str(value)
+
+
+def _lookup(path: str, context: dict[str, Any]) -> Any:
+    node: Any = context
+    for part in path.split("."):
+        node = node.get(part) if isinstance(node, dict) else getattr(node, part, None)
+        if node is None:
+            return None
+    return node
+
+
+def effective_tunables(registry: Registry, profile: Profile) -> list[EffectiveTunable]:
+    """Engine tunables whose field the profile sets, patch switches, then the profile's own."""
+    engine = registry.engines[profile.engine]
+    context = {"profile": profile, "engine": engine}
+    out: list[EffectiveTunable] = []
+    for tunable in engine.tunables:
+        value = tunable.default if tunable.field is None else _lookup(tunable.field, context)
+        if value is None or value == []:
+            continue
+        out.append(
+            EffectiveTunable(
+                tunable.env,
+                format_default(value, tunable.type),
+                tunable.type,
+                tunable.help,
+                tunable.scope,
+            )
+        )
+    for patch_id in profile.patches:
+        activation = registry.patches[patch_id].activation
+        if activation is None:
+            continue
+        default = profile.switches.get(activation.env, activation.default)
+        out.append(
+            EffectiveTunable(
+                activation.env,
+                format_default(default, "switch"),
+                "bool",
+                activation.help,
+                "container",
+                tuple(sorted(activation.exports.items())),
+            )
+        )
+    for env, own in profile.tunables.items():
+        out.append(
+            EffectiveTunable(
+                env, format_default(own.default, own.type), own.type, own.help, "container"
+            )
+        )
+    for mount in profile.mounts.values():
+        if mount.host_env:
+            help_text = mount.help or f"host path mounted at {mount.container}"
+            out.append(EffectiveTunable(mount.host_env, mount.host, "path", help_text, "compose"))
+    seen: dict[str, EffectiveTunable] = {}
+    for item in out:
+        seen.setdefault(item.env, item)
+    return list(seen.values())
+
+
+def interp(tunables: dict[str, EffectiveTunable], env: str) -> str:
+    """`${ENV:-default}`: defaults are restricted to characters Compose reads literally."""
+    return f"${{{env}:-{tunables[env].default}}}"

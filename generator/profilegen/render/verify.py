@@ -1,0 +1,72 @@
+"""Defence in depth: parse what was rendered and compare it with what was intended."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+from .context import RenderError
+from .quoting import Interp, compose_escape
+
+
+def _first_difference(want: Any, got: Any, path: str = "") -> str | None:
+    if isinstance(want, dict) and isinstance(got, dict):
+        for key in sorted(set(want) | set(got), key=str):
+            if key not in got:
+                return f"{path}.{key} is missing"
+            if key not in want:
+                return f"{path}.{key} was not intended"
+            found = _first_difference(want[key], got[key], f"{path}.{key}")
+            if found:
+                return found
+        return None
+    if isinstance(want, list) and isinstance(got, list):
+        if len(want) != len(got):
+            return f"{path} has {len(got)} items, intended {len(want)}"
+        for i, (w, g) in enumerate(zip(want, got, strict=True)):
+            found = _first_difference(w, g, f"{path}[{i}]")
+            if found:
+                return found
+        return None
+    if want != got or type(want) is not type(got):
+        return f"{path} is {got!r}, intended {want!r}"
+    return None
+
+
+def verify_compose(profile_id: str, compose: bytes, service: dict[str, Any]) -> None:
+    """Raises RenderError when the compose does not parse back to the intended service."""
+    try:
+        doc = YAML(typ="safe").load(compose.decode())
+    except YAMLError as exc:
+        raise RenderError(f"{profile_id}: rendered compose is not valid YAML: {exc}") from exc
+    if not isinstance(doc, dict) or set(doc) != {"name", "services"}:
+        raise RenderError(f"{profile_id}: rendered compose has unexpected top-level keys")
+    services = doc["services"]
+    if not isinstance(services, dict) or len(services) != 1:
+        raise RenderError(f"{profile_id}: rendered compose must hold exactly one service")
+    (got,) = services.values()
+    problem = _first_difference(intended_json(service), got)
+    if problem:
+        raise RenderError(
+            f"{profile_id}: rendered compose differs from the registry: service{problem}"
+        )
+
+
+def intended_json(service: dict[str, Any]) -> Any:
+    """The service as plain data, the way a YAML parser will read it back."""
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, Interp):
+            return value.text
+        if isinstance(value, dict):
+            return {k: plain(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [plain(v) for v in value]
+        if isinstance(value, str):
+            return compose_escape(value)
+        return value
+
+    return json.loads(json.dumps(plain(service)))

@@ -1,0 +1,130 @@
+"""`profilegen new`, then render and check: the "add a profile" pull request."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from profilegen.registry import open_registry
+from tests.support.cli import Invoke
+
+NEW = "qwen38-27b-dual-test"
+SIBLING = "qwen38-27b-dual-ultrafast"
+MODELINE = "# yaml-language-server: $schema=../../schema/profile.schema.json"
+
+
+def new_file(repo: Path) -> Path:
+    return repo / "registry" / "profiles" / f"{NEW}.yaml"
+
+
+def test_new_writes_one_small_file_that_extends_the_sibling(repo: Path, invoke: Invoke) -> None:
+    before = {p.name for p in (repo / "registry" / "profiles").iterdir()}
+    run = invoke("new", NEW, "--from", SIBLING)
+    assert run.code == 0, run.text
+    after = {p.name for p in (repo / "registry" / "profiles").iterdir()}
+    assert after - before == {f"{NEW}.yaml"}
+    text = new_file(repo).read_text()
+    lines = text.splitlines()
+    assert lines[0] == MODELINE
+    assert len(lines) <= 30
+    assert f"extends: {SIBLING}" in lines
+    assert "status: incubating" in lines
+    # The next steps name the commands of the pull request.
+    assert "profilegen render --all" in run.out and "profilegen check" in run.out
+    assert "evidence" in run.out and "caveats" in run.out
+
+    registry = open_registry(repo)
+    profile, sibling = registry.profiles[NEW], registry.profiles[SIBLING]
+    assert profile.extends == SIBLING
+    assert profile.envelope == sibling.envelope  # inherited, not copied
+    others = {p.port for i, p in registry.profiles.items() if i != NEW}
+    assert profile.port not in others
+    assert abs(profile.port - sibling.port) <= 5
+
+
+def test_new_applies_dotted_overrides_as_typed_values(repo: Path, invoke: Invoke) -> None:
+    run = invoke(
+        "new",
+        NEW,
+        "--from",
+        SIBLING,
+        "--set",
+        "envelope.max_model_len=131072",
+        "--set",
+        "drafter.width=5",
+        "--set",
+        "best_for=a test: with a colon",
+    )
+    assert run.code == 0, run.text
+    assert len(new_file(repo).read_text().splitlines()) <= 30
+    shown = invoke("show", NEW, "--format", "json")
+    data = json.loads(shown.out)
+    assert data["envelope"]["max_model_len"] == 131072
+    assert data["envelope"]["kv_cache_dtype"] == "bfloat16"  # the rest of the envelope is inherited
+    assert data["drafter"] == {"id": "syvai-qwen38-dflash2", "width": 5}
+    assert data["best_for"] == "a test: with a colon"
+
+
+def test_check_names_the_missing_output_until_render_all(repo: Path, invoke: Invoke) -> None:
+    assert invoke("new", NEW, "--from", SIBLING).code == 0
+
+    failed = invoke("check")
+    assert failed.code == 1
+    assert "[disk-missing]" in failed.err
+    assert f"compose/{NEW}/compose.yaml is missing" in failed.err
+    assert f"registry/profiles/{NEW}.yaml" in failed.err
+    # The catalogue now lacks the new row.
+    assert "docs/CATALOG.md:" in failed.err and "[docs-stale]" in failed.err
+
+    rendered = invoke("render", "--all")
+    assert rendered.code == 0, rendered.text
+    assert f"wrote compose/{NEW}/compose.yaml" in rendered.out
+    assert "wrote docs/CATALOG.md" in rendered.out
+
+    passed = invoke("check")
+    assert passed.code == 0, passed.err
+    assert "check passed" in passed.err
+    assert NEW in (repo / "docs" / "CATALOG.md").read_text()
+
+
+def test_new_refuses_an_existing_id(repo: Path, invoke: Invoke) -> None:
+    original = (repo / "registry" / "profiles" / f"{SIBLING}.yaml").read_bytes()
+    run = invoke("new", SIBLING, "--from", "qwen38-27b-dual-fast")
+    assert run.code == 2
+    assert "already exists" in run.err
+    assert (repo / "registry" / "profiles" / f"{SIBLING}.yaml").read_bytes() == original
+
+
+def test_new_refuses_an_unknown_sibling_with_a_suggestion(repo: Path, invoke: Invoke) -> None:
+    run = invoke("new", NEW, "--from", "qwen38-27b-dual-ultrafst")
+    assert run.code == 2
+    assert f"did you mean {SIBLING!r}" in run.err
+    assert not new_file(repo).exists()
+
+
+def test_new_writes_nothing_when_the_result_is_invalid(repo: Path, invoke: Invoke) -> None:
+    run = invoke("new", NEW, "--from", SIBLING, "--set", "envelope.tp=two")
+    assert run.code == 1
+    assert f"registry/profiles/{NEW}.yaml:" in run.err  # located in the file it would write
+    assert "envelope.tp" in run.err
+    assert not new_file(repo).exists()
+    # The drafter's maximum is only known once the profile is resolved.
+    run = invoke("new", NEW, "--from", SIBLING, "--set", "drafter.width=99")
+    assert run.code == 1
+    assert "exceeds" in run.err
+    assert not new_file(repo).exists()
+
+
+def test_new_rejects_malformed_overrides(invoke: Invoke) -> None:
+    for bad in ("envelope.max_model_len", "id=other", "a..b=1"):
+        run = invoke("new", NEW, "--from", SIBLING, "--set", bad)
+        assert run.code == 2, (bad, run.text)
+
+
+def test_new_from_an_abstract_base_lists_no_sibling(repo: Path, invoke: Invoke) -> None:
+    run = invoke("new", NEW, "--from", "qwen38-27b-ultrafast-base", "--set", "rig=2x3090-pcie")
+    assert run.code == 0, run.text
+    registry = open_registry(repo)
+    profile = registry.profiles[NEW]
+    assert profile.siblings == []  # an abstract base is not a profile a user can pick
+    assert profile.port not in {p.port for i, p in registry.profiles.items() if i != NEW}
