@@ -18,6 +18,7 @@ COMMANDS = {
     "cache": "cache",
     "changelog": "changelog",
     "check": "check",
+    "explain": "explain",
     "fetch": "fetch",
     "fit": "fit",
     "list": "list",

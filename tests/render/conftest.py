@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import re
 import shlex
 import shutil
 import subprocess
@@ -487,6 +488,9 @@ class BootResult:
         return log.read_text().splitlines() if log.is_file() else []
 
 
+ENGINE_STUBS = ("vllm", "llama-server", "python3")
+
+
 def _stub(path: Path, body: str) -> None:
     path.write_text("#!/bin/bash\n" + body)
     path.chmod(0o755)
@@ -510,16 +514,23 @@ def run_entrypoint(
     argv_file, env_file = workdir / "engine.argv", workdir / "engine.env"
     for stale in (argv_file, env_file):
         stale.unlink(missing_ok=True)
-    _stub(
-        stubs / "vllm",
+    engine = (
         f"printf '%s\\0' \"$@\" >{shlex.quote(str(argv_file))}\n"
-        f"env -0 >{shlex.quote(str(env_file))}\n",
+        f"env -0 >{shlex.quote(str(env_file))}\n"
     )
+    for name in ENGINE_STUBS:
+        _stub(stubs / name, engine)
     if topo is None:
         _stub(stubs / "nvidia-smi", "echo 'NVIDIA-SMI has failed' >&2\nexit 9\n")
     else:
+        topo_file = shlex.quote(str(workdir / "topo.txt"))
         (workdir / "topo.txt").write_text(topo)
-        _stub(stubs / "nvidia-smi", f"cat {shlex.quote(str(workdir / 'topo.txt'))}\n")
+        # -L lists the GPUs of the matrix; topo -m prints it; no peer-to-peer matrix.
+        _stub(
+            stubs / "nvidia-smi",
+            f'case "$1" in -L) sed -n "s/^GPU\\([0-9]*\\).*/GPU \\1: stub/p" {topo_file} ;;\n'
+            f'  topo) [ "$2" = -m ] && cat {topo_file} ;; esac\nexit 0\n',
+        )
     container = {k: v for k, v in service["environment"].items() if v is not None}
     for key, value in (env or {}).items():
         if value is None:
@@ -532,10 +543,10 @@ def run_entrypoint(
         **container,
         "PROFILEGEN_PATCH_ROOT": str(patch_root),
         "PROFILEGEN_PACKAGE_DIR": str(pkg),
-        # vLLM scripts exec `vllm` from PATH; llama.cpp and SGLang honour this override.
-        "PROFILEGEN_ENGINE_BIN": str(stubs / "vllm"),
     }
     entrypoint = list(service["entrypoint"])
+    # An engine named by absolute path (llama.cpp's /app/llama-server) is found on PATH instead.
+    entrypoint[2] = re.sub(r"^exec /\S*/", "exec ", entrypoint[2], flags=re.M)
     assert entrypoint[:2] == ["/bin/bash", "-c"], entrypoint[:2]
     proc = subprocess.run(
         entrypoint, env=proc_env, cwd=workdir, capture_output=True, timeout=60, check=False

@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import stat
-import subprocess
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from profilegen.explain.core import Explanation, Scenario, explain
 from profilegen.registry import Registry, open_registry
 from profilegen.render import Rendered, render_profile
 from tests.support.composego import compose_config
@@ -24,11 +23,6 @@ UPDATE_GOLDEN = os.environ.get("PROFILEGEN_UPDATE_GOLDEN") == "1"
 BASH = shutil.which("bash")
 # Every flag a stubbed llama-server or SGLang would see from the drafter.
 LLAMACPP_SPEC_FLAGS = {"--spec-type", "--spec-draft-model", "--spec-draft-n-max"}
-
-# The stub engine: records its argv, one argument per line, and exits 0.
-STUB = """#!/usr/bin/env bash
-printf '%s\\n' "$@" > "$PG_ARGV_FILE"
-"""
 
 
 @lru_cache(maxsize=1)
@@ -119,7 +113,7 @@ def test_gguf_paths_match_the_artifacts() -> None:
     assert dual["environment"]["TENSOR_SPLIT"].text == "${TENSOR_SPLIT:-0.55,0.45}"
 
 
-# --- the generated entrypoint, run for real against a stub engine ---
+# --- the generated entrypoint, run for real (explain: bash with a stub engine) ---
 
 
 def _script(service: dict[str, Any]) -> str:
@@ -127,32 +121,11 @@ def _script(service: dict[str, Any]) -> str:
     return str(service["entrypoint"][2]).replace("$$", "$")
 
 
-def _run(
-    service: dict[str, Any], tmp_path: Path, **overrides: str
-) -> tuple[subprocess.CompletedProcess[str], list[str]]:
-    if BASH is None:
-        pytest.skip("bash is not installed")
-    stub = tmp_path / "engine-stub"
-    stub.write_text(STUB)
-    stub.chmod(stub.stat().st_mode | stat.S_IXUSR)
-    argv_file = tmp_path / "argv.txt"
-    env = {k: ("" if v is None else str(v)) for k, v in service["environment"].items()}
-    env.update(
-        PATH=os.environ.get("PATH", "/usr/bin:/bin"),
-        PROFILEGEN_ENGINE_BIN=str(stub),
-        PG_ARGV_FILE=str(argv_file),
-    )
-    env.update(overrides)
-    proc = subprocess.run(
-        [BASH, "-c", _script(service), service["entrypoint"][3]],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-    argv = argv_file.read_text().splitlines() if argv_file.exists() else []
-    return proc, argv
+def _run(profile_id: str, **overrides: str) -> tuple[Explanation, list[str]]:
+    """What the container runs with these variables set in the shell that runs compose."""
+    registry = _registry()
+    result = explain(registry, registry.profiles[profile_id], Scenario(tuple(overrides.items())))
+    return result, list(result.argv)
 
 
 def _pairs(argv: list[str]) -> list[tuple[str, str]]:
@@ -160,11 +133,9 @@ def _pairs(argv: list[str]) -> list[tuple[str, str]]:
 
 
 @pytest.mark.parametrize("profile_id", GOLDEN_PROFILES)
-def test_llamacpp_spec_default_passes_mtp_flags(
-    profile_id: str, parsed: Any, tmp_path: Path
-) -> None:
-    proc, argv = _run(parsed(profile_id), tmp_path)
-    assert proc.returncode == 0, proc.stderr
+def test_llamacpp_spec_default_passes_mtp_flags(profile_id: str) -> None:
+    proc, argv = _run(profile_id)
+    assert proc.launched, proc.message
     pairs = _pairs(argv)
     assert ("--spec-type", "draft-mtp") in pairs
     assert ("--spec-draft-n-max", "2") in pairs
@@ -174,58 +145,56 @@ def test_llamacpp_spec_default_passes_mtp_flags(
 @pytest.mark.parametrize(
     "overrides", [{"SPEC_N": "0"}, {"SPEC": "off"}, {"SPEC": "OFF", "SPEC_N": "5"}, {"SPEC": "no"}]
 )
-def test_llamacpp_spec_off_passes_no_drafter_flags(
-    overrides: dict[str, str], parsed: Any, tmp_path: Path
-) -> None:
-    proc, argv = _run(parsed("qwen38-27b-single-iq4xs"), tmp_path, **overrides)
-    assert proc.returncode == 0, proc.stderr
-    assert argv and argv[:2] == ["-m", "/models/qwen3.8-27b-gguf/Qwen3.8-27B-UD-IQ4_XS.gguf"]
+def test_llamacpp_spec_off_passes_no_drafter_flags(overrides: dict[str, str]) -> None:
+    proc, argv = _run("qwen38-27b-single-iq4xs", **overrides)
+    assert proc.launched, proc.message
+    assert argv and argv[:2] == [
+        "-m",
+        "/models/qwen3.8-27b-gguf/unsloth-iq4xs/Qwen3.8-27B-UD-IQ4_XS.gguf",
+    ]
     assert not LLAMACPP_SPEC_FLAGS & set(argv)
-    assert "speculative decoding: off" in proc.stderr
+    assert "speculative decoding: off" in proc.said
 
 
-def test_llamacpp_spec_width_override(parsed: Any, tmp_path: Path) -> None:
-    proc, argv = _run(parsed("qwen38-27b-dual-q8kxl"), tmp_path, SPEC_N="4", TENSOR_SPLIT="0.6,0.4")
-    assert proc.returncode == 0, proc.stderr
+def test_llamacpp_spec_width_override() -> None:
+    proc, argv = _run("qwen38-27b-dual-q8kxl", SPEC_N="4", TENSOR_SPLIT="0.6,0.4")
+    assert proc.launched, proc.message
     pairs = _pairs(argv)
     assert ("--spec-draft-n-max", "4") in pairs
     assert ("-sm", "layer") in pairs and ("-ts", "0.6,0.4") in pairs
 
 
 @pytest.mark.parametrize("value", ["abc", "2x", "-1", " "])
-def test_llamacpp_non_integer_spec_n_is_an_error(value: str, parsed: Any, tmp_path: Path) -> None:
-    proc, argv = _run(parsed("qwen38-27b-single-iq4xs"), tmp_path, SPEC_N=value)
-    assert proc.returncode == 1
-    assert "SPEC_N must be a whole number" in proc.stderr
+def test_llamacpp_non_integer_spec_n_is_an_error(value: str) -> None:
+    proc, argv = _run("qwen38-27b-single-iq4xs", SPEC_N=value)
+    assert proc.exit_code == 1
+    assert "SPEC_N must be a whole number" in (proc.message or "")
     assert argv == []
 
 
 @pytest.mark.parametrize(("value", "want"), [("on", "on"), ("true", "on"), ("auto", "auto")])
-def test_llamacpp_reasoning_switch(value: str, want: str, parsed: Any, tmp_path: Path) -> None:
-    proc, argv = _run(parsed("qwen38-27b-single-iq4xs"), tmp_path, REASONING=value)
-    assert proc.returncode == 0, proc.stderr
+def test_llamacpp_reasoning_switch(value: str, want: str) -> None:
+    proc, argv = _run("qwen38-27b-single-iq4xs", REASONING=value)
+    assert proc.launched, proc.message
     assert ("--reasoning", want) in _pairs(argv)
 
 
-def test_llamacpp_bad_reasoning_is_an_error(parsed: Any, tmp_path: Path) -> None:
-    proc, argv = _run(parsed("qwen38-27b-single-iq4xs"), tmp_path, REASONING="maybe")
-    assert proc.returncode == 1 and "REASONING must be on, off or auto" in proc.stderr
+def test_llamacpp_bad_reasoning_is_an_error() -> None:
+    proc, argv = _run("qwen38-27b-single-iq4xs", REASONING="maybe")
+    assert proc.exit_code == 1 and "REASONING must be on, off or auto" in (proc.message or "")
     assert argv == []
 
 
-def test_llamacpp_chat_template_kwargs_reach_the_server_as_json(
-    parsed: Any, tmp_path: Path
-) -> None:
-    proc, argv = _run(parsed("qwen38-27b-single-iq4xs"), tmp_path, REASONING_EFFORT="high")
-    assert proc.returncode == 0, proc.stderr
+def test_llamacpp_chat_template_kwargs_reach_the_server_as_json() -> None:
+    proc, argv = _run("qwen38-27b-single-iq4xs", REASONING_EFFORT="high")
+    assert proc.launched, proc.message
     value = argv[argv.index("--chat-template-kwargs") + 1]
     assert json.loads(value) == {"reasoning_effort": "high"}
 
 
-def test_sglang_spec_toggle(parsed: Any, tmp_path: Path) -> None:
-    service = parsed("qwen36-27b-dual-eagle3")
-    proc, argv = _run(service, tmp_path)
-    assert proc.returncode == 0, proc.stderr
+def test_sglang_spec_toggle() -> None:
+    proc, argv = _run("qwen36-27b-dual-eagle3")
+    assert proc.launched, proc.message
     assert argv[:2] == ["-m", "sglang.launch_server"]
     pairs = _pairs(argv)
     assert ("--speculative-algorithm", "EAGLE3") in pairs
@@ -236,9 +205,9 @@ def test_sglang_spec_toggle(parsed: Any, tmp_path: Path) -> None:
     # NVLINK_MODE=force_off on a PCIe rig: custom all-reduce off, as upstream shipped it.
     assert "--disable-custom-all-reduce" in argv and "--trust-remote-code" in argv
 
-    proc, argv = _run(service, tmp_path, SPEC_N="0")
-    assert proc.returncode == 0, proc.stderr
+    proc, argv = _run("qwen36-27b-dual-eagle3", SPEC_N="0")
+    assert proc.launched, proc.message
     assert argv and not [a for a in argv if a.startswith("--speculative-")]
 
-    proc, argv = _run(service, tmp_path, SPEC_N="abc")
-    assert proc.returncode == 1 and "SPEC_N must be a whole number" in proc.stderr
+    proc, argv = _run("qwen36-27b-dual-eagle3", SPEC_N="abc")
+    assert proc.exit_code == 1 and "SPEC_N must be a whole number" in (proc.message or "")

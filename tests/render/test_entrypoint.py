@@ -366,6 +366,6 @@ def test_no_stray_environment(seed: Bundle, tmp_path: Path) -> None:
     assert result.engine_env is not None
     assert set(result.engine_env) - set(seed.service["environment"]) <= {
         "PATH", "HOME", "PWD", "SHLVL", "_", "OLDPWD",
-        "PROFILEGEN_PATCH_ROOT", "PROFILEGEN_PACKAGE_DIR", "PROFILEGEN_ENGINE_BIN",
+        "PROFILEGEN_PATCH_ROOT", "PROFILEGEN_PACKAGE_DIR",
     }  # fmt: skip
     assert os.environ.get("HF_TOKEN") is None or "HF_TOKEN" not in result.engine_env

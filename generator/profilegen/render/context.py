@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +11,9 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from ..errors import ProfilegenError
 from ..model import Profile
+from ..model.common import EnvFrom
 from ..registry import Registry
+from .command import Arg, Var
 from .manifest import build_manifest
 from .quoting import Interp, Shell, shell_oneline, shell_value, shell_words, yaml_value
 from .shelljson import Slot
@@ -23,6 +25,14 @@ SLOT_KINDS = {"int": "number", "float": "number", "bool": "bool"}
 
 class RenderError(ProfilegenError):
     """A template produced output that does not say what the registry says."""
+
+
+def served_names(registry: Registry, profile: Profile) -> list[str]:
+    """What the engine answers to; vLLM and SGLang fall back to the model's served name."""
+    names = list(profile.serve.served_names)
+    if not names and registry.engines[profile.engine].kind != "llama.cpp":
+        names = [registry.models[profile.model].served_name]
+    return names
 
 
 def container_name(registry: Registry, profile: Profile) -> str:
@@ -37,10 +47,11 @@ def environments(dirs: tuple[Path, ...]) -> dict[str, SandboxedEnvironment]:
     for name, finalize in (("yaml", yaml_value), ("shell", shell_value), ("text", _text)):
         env = make_environment(dirs, finalize)
         env.filters.update(
+            arg=Arg.shell,
             ident=_ident,
             expand=_expand,
             oneline=shell_oneline,
-            words=shell_words,
+            words=lambda values: shell_words(list(values)),
             basename=_basename,
         )
         out[name] = env
@@ -87,26 +98,62 @@ class Context:
         self.tunables = {t.env: t for t in effective_tunables(registry, profile)}
         self.manifest = build_manifest(registry, profile)
         self.container_name = container_name(registry, profile)
-        self.served_name = profile.serve.served_name or self.model.served_name
 
-    # Helpers the templates call.
-    def var(self, env: str, fallback: Any = None) -> Any:
-        """A tunable's value at boot (`"${ENV}"`), or the literal when not tunable."""
-        return Shell(f'"${{{env}}}"') if env in self.tunables else fallback
+    @cached_property
+    def served_names(self) -> list[str]:
+        return served_names(self.registry, self.profile)
+
+    # Helpers the dialects call.
+    def value(self, env: str, literal: Any) -> Any:
+        """A tunable's value at boot, or the literal when the profile does not expose it."""
+        if literal is None or literal == []:
+            return None
+        return Var(env) if env in self.tunables else literal
 
     def slot(self, env: str, fallback: Any) -> Any:
+        """A JSON value read from a tunable at boot, or the literal."""
         tunable = self.tunables.get(env)
         if tunable is None:
             return fallback
         return Slot(env, SLOT_KINDS.get(tunable.type, "word"))
 
-    def model_path(self, artifact_dir: str, file: str | None = None) -> str:
+    def flag(self, fact: str, default: str) -> str:
+        """The engine build's spelling of a fact's flag."""
+        return self.engine.spellings.get(fact, default)
+
+    def fact(self, fact: str, default_flag: str, *values: Any) -> Arg | None:
+        """The argument for a modelled fact, or None when the profile leaves it unset."""
+        if values and all(v is None for v in values):
+            return None
+        return Arg(self.flag(fact, default_flag), tuple(v for v in values if v is not None), fact)
+
+    def switch(self, fact: str, on: bool | None, on_flag: str, off_flag: str | None) -> Arg | None:
+        """An on/off flag pair: unset passes neither (the engine's default)."""
+        if on is None or (not on and off_flag is None):
+            return None
+        return Arg(self.flag(fact, on_flag if on else off_flag or on_flag), (), fact)
+
+    def model_path(
+        self, artifact_dir: str, file: str | None = None, subfolder: str | None = None
+    ) -> str:
         base = f"{self.engine.model_mount}/{artifact_dir}"
+        if subfolder:
+            base = f"{base}/{subfolder}"
         return f"{base}/{file}" if file else base
 
-    def kwarg_env(self, key: str) -> str:
-        """Chat-template kwargs are tunable by the upper-cased key (ENABLE_THINKING)."""
-        return key.upper()
+    def host_overrides(self) -> list[tuple[str, str]]:
+        """Host variables the container environment reads (EnvFrom), with what they set."""
+        sets: dict[str, list[str]] = {}
+        for name, spec in {**self.engine.env, **self.profile.env}.items():
+            if isinstance(spec, EnvFrom) and spec.host[-1] not in ("HF_TOKEN", *self.tunables):
+                sets.setdefault(spec.host[-1], []).append(name)
+        return [(host, "sets " + ", ".join(names)) for host, names in sorted(sets.items())]
+
+    def host_default(self, host: str) -> str:
+        for spec in {**self.engine.env, **self.profile.env}.values():
+            if isinstance(spec, EnvFrom) and spec.host[-1] == host:
+                return spec.default
+        return ""
 
     def container_tunables(self) -> list[EffectiveTunable]:
         return [t for t in self.tunables.values() if t.scope == "container"]

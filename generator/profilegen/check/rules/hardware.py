@@ -103,19 +103,23 @@ def _requirement_problems(req: Requirements, p: Profile, engine_kind: str) -> li
                 f"KV dtype {env.kv_cache_dtype} (needs {', '.join(req.kv_cache_dtypes)})",
             )
         )
-    if req.attention_backends and env.attention_backend not in req.attention_backends:
+    # Unset: the engine picks a backend that takes the KV dtype (see the hw-kv-dtype rule).
+    backend = env.attention_backend
+    if req.attention_backends and backend is not None and backend not in req.attention_backends:
         out.append(
             (
                 "envelope.attention_backend",
                 f"attention backend {env.attention_backend} (needs {', '.join(req.attention_backends)})",
             )
         )
-    if req.async_scheduling is not None and env.async_scheduling != req.async_scheduling:
+    # Unset: vLLM's default, which schedules asynchronously.
+    asynchronous = env.async_scheduling is not False
+    if req.async_scheduling is not None and asynchronous != req.async_scheduling:
         want = "on" if req.async_scheduling else "off"
         out.append(
             (
                 "envelope.async_scheduling",
-                f"async scheduling {'on' if env.async_scheduling else 'off'} (needs {want})",
+                f"async scheduling {'on' if asynchronous else 'off'} (needs {want})",
             )
         )
     return out

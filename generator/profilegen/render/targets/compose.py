@@ -9,12 +9,13 @@ from typing import Any
 from jinja2.sandbox import SandboxedEnvironment
 
 from ...model import Profile
+from ...model.common import EnvFrom, EnvSpec
 from ...registry import Registry
 from ...resources import template_dirs
 from ..context import Context, environments
+from ..dialects import engine_command
 from ..manifest import Manifest, manifest_bytes
 from ..quoting import Interp, RawYaml, comment_lines, yaml_block
-from ..shelljson import json_word
 from ..tunables import interp
 from ..verify import verify_compose
 
@@ -43,25 +44,26 @@ def _project_name(profile_id: str) -> str:
     return re.sub(r"[^a-z0-9_-]", "-", profile_id)
 
 
+def env_value(name: str, spec: EnvSpec) -> Any:
+    """A container variable as Compose reads it: literal, host pass-through (None) or default."""
+    if isinstance(spec, EnvFrom):
+        text = spec.default
+        for host in reversed(spec.host):
+            text = f"${{{host}:-{text}}}"
+        return Interp(text)
+    return spec
+
+
 def _environment(ctx: Context) -> dict[str, Any]:
     """The container environment, in a stable, readable order."""
-    profile = ctx.profile
     env: dict[str, Any] = {}
     for tunable in ctx.container_tunables():
         env[tunable.env] = Interp(interp(ctx.tunables, tunable.env))
     if ctx.drafter is not None:
         # SPEC=off is read at boot; unset stays empty, never a default that hides SPEC_N.
         env["SPEC"] = Interp("${SPEC:-}")
-    # Secrets only ever pass through from the host: never a literal token.
-    env["HUGGING_FACE_HUB_TOKEN"] = Interp("${HF_TOKEN:-}")
-    offline = ctx.tunables.get("OFFLINE")
-    if offline is not None:
-        env["HF_HUB_OFFLINE"] = Interp(interp(ctx.tunables, "OFFLINE"))
-        env["TRANSFORMERS_OFFLINE"] = Interp(interp(ctx.tunables, "OFFLINE"))
-    for name in profile.passthrough:
-        env[name] = None
-    for name, value in profile.env.items():
-        env.setdefault(name, value)
+    for name, spec in {**ctx.engine.env, **ctx.profile.env}.items():
+        env.setdefault(name, env_value(name, spec))
     return env
 
 
@@ -153,7 +155,7 @@ def render_profile(registry: Registry, profile: Profile) -> Rendered:
     script = (
         envs["shell"]
         .get_template(f"entrypoint/engines/{kind}.sh.j2")
-        .render(c=ctx, p=ctx.profile, env=ctx.profile.envelope, json_arg=json_word)
+        .render(c=ctx, p=ctx.profile, cmd=engine_command(ctx))
     )
     service = _service(ctx, script)
     compose = (

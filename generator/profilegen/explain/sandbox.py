@@ -1,0 +1,127 @@
+"""Runs a container's entrypoint under bash in a throw-away folder with stub executables.
+
+The stubs stand in for the engine (they record the argv and environment they were started
+with), for `nvidia-smi` (N GPUs, with or without NVLink) and for nothing else: every other
+command the script runs is the host's own (bash, awk, grep, sha256sum).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+TIMEOUT_S = 20.0
+# Variables bash itself sets; they say nothing about what the engine was given.
+SHELL_VARIABLES = frozenset({"PATH", "PWD", "OLDPWD", "SHLVL", "_"})
+
+_ENGINE_STUB = """#!/bin/bash
+printf '%s\\0' "${{0##*/}}" "$@" > {argv}
+for pg_name in $(compgen -e); do printf '%s=%s\\0' "$pg_name" "${{!pg_name}}"; done > {env}
+exit 0
+"""
+
+_NVIDIA_SMI = """#!/bin/bash
+n={gpus}; link={link}
+row() {{ printf 'GPU%d' "$1"; for j in $(seq 0 $((n - 1))); do
+  if [ "$j" = "$1" ]; then printf '\\tX'; else printf '\\t%s' "$2"; fi; done; echo; }}
+head() {{ for j in $(seq 0 $((n - 1))); do printf '\\tGPU%d' "$j"; done; echo; }}
+case "$*" in
+  -L*) for i in $(seq 0 $((n - 1))); do echo "GPU $i: NVIDIA GeForce RTX 3090 (UUID: GPU-stub-$i)"; done ;;
+  "topo -m"*) head; for i in $(seq 0 $((n - 1))); do row "$i" "$link"; done ;;
+  "topo -p2p"*) head; for i in $(seq 0 $((n - 1))); do
+      if [ "$link" = NV4 ]; then row "$i" OK; else row "$i" CNS; fi; done ;;
+  "nvlink -s"* | "nvlink --status"*)
+      if [ "$link" = NV4 ]; then for i in $(seq 0 $((n - 1))); do
+        echo "GPU $i: NVIDIA GeForce RTX 3090"; echo "	 Link 0: 14.062 GB/s"; done; fi ;;
+  *--query-gpu*) for i in $(seq 0 $((n - 1))); do echo "$i, NVIDIA GeForce RTX 3090, 24576"; done ;;
+esac
+exit 0
+"""
+
+
+@dataclass(frozen=True)
+class Run:
+    """What happened: the engine's argv and environment if it was started, else the refusal."""
+
+    exit_code: int | None
+    stderr: str
+    exe: str | None = None
+    argv: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    timed_out: bool = False
+    # Lines the script appended to the log file it was given (explain's patch recorder).
+    log: tuple[str, ...] = ()
+
+    @property
+    def launched(self) -> bool:
+        return self.exe is not None
+
+
+def _write_executable(path: Path, text: str) -> None:
+    path.write_text(text, encoding="utf-8")
+    path.chmod(0o755)
+
+
+def _read_nul(path: Path) -> list[str]:
+    data = path.read_bytes().decode("utf-8", errors="replace")
+    return data.split("\0")[:-1] if data else []
+
+
+def run_entrypoint(
+    argv_for: Callable[[Path], list[str]],
+    env: dict[str, str],
+    *,
+    engine_names: tuple[str, ...],
+    gpus: int,
+    nvlink: bool,
+) -> Run:
+    """Runs the container's entrypoint + command with `env`, under stubs.
+
+    `argv_for` gets the path of a log file the script may append to and returns the argv.
+    """
+    with tempfile.TemporaryDirectory(prefix="profilegen-explain-") as tmp:
+        box = Path(tmp)
+        stubs = box / "bin"
+        stubs.mkdir()
+        out_argv, out_env = box / "engine.argv", box / "engine.env"
+        engine = _ENGINE_STUB.format(argv=shlex.quote(str(out_argv)), env=shlex.quote(str(out_env)))
+        for name in engine_names:
+            _write_executable(stubs / name, engine)
+        smi = _NVIDIA_SMI.format(gpus=max(gpus, 1), link="NV4" if nvlink else "PHB")
+        _write_executable(stubs / "nvidia-smi", smi)
+        log = box / "steps.log"
+        log.touch()
+        run_env = {**env, "PATH": f"{stubs}:/usr/local/bin:/usr/bin:/bin"}
+        code, stderr, timed_out = _run(argv_for(log), run_env, box)
+        steps = tuple(log.read_text(encoding="utf-8", errors="replace").splitlines())
+        if not out_argv.is_file():
+            return Run(code, stderr, timed_out=timed_out, log=steps)
+        words = _read_nul(out_argv)
+        pairs = [item.partition("=") for item in _read_nul(out_env)]
+        engine_env = tuple(sorted((k, v) for k, _, v in pairs if k not in SHELL_VARIABLES))
+        return Run(code, stderr, words[0], tuple(words[1:]), engine_env, log=steps)
+
+
+def _run(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int | None, str, bool]:
+    proc = subprocess.Popen(
+        argv,
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # a timeout kills the whole process group
+    )
+    try:
+        _, err = proc.communicate(timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        _, err = proc.communicate()
+        return None, err.decode("utf-8", errors="replace"), True
+    return proc.returncode, err.decode("utf-8", errors="replace"), False

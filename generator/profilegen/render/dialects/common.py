@@ -1,0 +1,46 @@
+"""Pieces every dialect shares: extra arguments and the sampler as one JSON document."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..command import Arg
+
+if TYPE_CHECKING:
+    from ..context import Context
+
+# Sampler fields -> (tunable, JSON key).
+SAMPLER = (
+    ("temperature", "TEMP"),
+    ("top_p", "TOP_P"),
+    ("top_k", "TOP_K"),
+    ("min_p", "MIN_P"),
+    ("presence_penalty", "PRESENCE_PENALTY"),
+    ("repetition_penalty", "REPEAT_PENALTY"),
+)
+
+
+def extra_args(ctx: Context) -> list[Arg]:
+    """serve.extra_args (words not modelled as facts), grouped flag by flag."""
+    args: list[Arg] = []
+    for word in ctx.profile.serve.extra_args:
+        if word.startswith("-") and len(word) > 1:
+            args.append(Arg(word, (), "extra"))
+        elif not args:
+            args.append(Arg(None, (word,), "extra"))
+        else:
+            last = args[-1]
+            args[-1] = Arg(last.flag, (*last.values, word), "extra")
+    return args
+
+
+def sampler_json(ctx: Context) -> dict[str, Any] | None:
+    sampler = ctx.profile.serve.sampler
+    if sampler is None:
+        return None
+    out: dict[str, Any] = {}
+    for key, env in SAMPLER:
+        value = getattr(sampler, key)
+        if value is not None:
+            out[key] = ctx.slot(env, value)
+    return out

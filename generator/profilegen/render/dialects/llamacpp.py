@@ -1,0 +1,113 @@
+"""llama.cpp's llama-server (and its forks): the flags, fact by fact."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..command import Arg, EngineCommand, Json, Var
+from .common import SAMPLER, extra_args
+
+if TYPE_CHECKING:
+    from ..context import Context
+
+# llama-server's --spec-type by drafter method (a plain draft model needs none).
+SPEC_TYPES = {"mtp": "draft-mtp", "eagle3": "draft-eagle3", "dflash": "draft-dflash"}
+SAMPLER_FLAGS = {
+    "temperature": "--temp",
+    "top_p": "--top-p",
+    "top_k": "--top-k",
+    "min_p": "--min-p",
+    "presence_penalty": "--presence-penalty",
+    "repetition_penalty": "--repeat-penalty",
+}
+
+
+def build(ctx: Context) -> EngineCommand:
+    return EngineCommand(
+        binary=(ctx.engine.binary, *ctx.engine.binary_args),
+        args=tuple(a for a in _args(ctx) if a is not None),
+        spec_args=_spec(ctx),
+    )
+
+
+def _file(ctx: Context, artifact: Any) -> str:
+    return ctx.model_path(
+        artifact.local_dir, artifact.files[0] if artifact.files else None, artifact.subfolder
+    )
+
+
+def _args(ctx: Context) -> list[Arg | None]:
+    p, env, f = ctx.profile, ctx.profile.envelope, ctx.fact
+    serve = p.serve
+    kv = ctx.value("KV_TYPE", env.kv_cache_dtype)
+    names = ctx.served_names
+    return [
+        f("model", "-m", _file(ctx, ctx.weights)),
+        f("mmproj", "--mmproj", _file(ctx, ctx.mmproj) if ctx.mmproj else None),
+        f("served_names", "--alias", names[0] if names else None),
+        f("max_model_len", "-c", ctx.value("CTX_SIZE", env.max_model_len)),
+        f("batch_size", "-b", ctx.value("BATCH_SIZE", env.batch_size)),
+        f("ubatch_size", "-ub", ctx.value("UBATCH_SIZE", env.ubatch_size)),
+        f("gpu_layers", "-ngl", env.gpu_layers),
+        f("split_mode", "-sm", ctx.value("SPLIT_MODE", env.split_mode)),
+        f("tensor_split", "-ts",
+          ctx.value("TENSOR_SPLIT", ",".join(f"{x:g}" for x in env.tensor_split) or None)),
+        f("flash_attn", "-fa", None if env.flash_attn is None else ("on" if env.flash_attn else "off")),
+        f("cache_type_k", "--cache-type-k", kv),
+        f("cache_type_v", "--cache-type-v", kv),
+        f("max_num_seqs", "-np", ctx.value("NP", env.max_num_seqs)),
+        f("jinja", "--jinja"),
+        f("reasoning", "--reasoning", _reasoning(ctx)),
+        f("reasoning_parser", "--reasoning-format",
+          ctx.value("REASONING_FORMAT", serve.reasoning_parser)),
+        f("chat_template_kwargs", "--chat-template-kwargs", _kwargs(ctx)),
+        *_sampler(ctx),
+        *extra_args(ctx),
+        f("host", "--host", "0.0.0.0"),
+        f("port", "--port", ctx.engine.container_port),
+    ]  # fmt: skip
+
+
+def _reasoning(ctx: Context) -> Any:
+    if "REASONING" in ctx.tunables:
+        return Var("pg_reasoning")  # on, off or auto: normalised by the entrypoint
+    thinking = ctx.profile.serve.chat_template_kwargs.get("enable_thinking")
+    return None if thinking is None else ("on" if thinking else "off")
+
+
+def _kwargs(ctx: Context) -> Json | None:
+    """enable_thinking travels as --reasoning; the other kwargs reach the template as JSON."""
+    kw = ctx.profile.serve.chat_template_kwargs
+    rest = {k: ctx.slot(k.upper(), v) for k, v in kw.items() if k != "enable_thinking"}
+    return Json(rest) if rest else None
+
+
+def _sampler(ctx: Context) -> list[Arg | None]:
+    sampler = ctx.profile.serve.sampler
+    if sampler is None:
+        return []
+    return [
+        ctx.fact(key, SAMPLER_FLAGS[key], ctx.value(env, getattr(sampler, key)))
+        for key, env in SAMPLER
+    ]
+
+
+def _spec(ctx: Context) -> tuple[Arg, ...]:
+    drafter = ctx.drafter
+    if drafter is None:
+        return ()
+    args = []
+    if drafter.method in SPEC_TYPES:
+        args.append(
+            Arg(ctx.flag("spec_type", "--spec-type"), (SPEC_TYPES[drafter.method],), "drafter")
+        )
+    if drafter.artifact is not None:
+        args.append(
+            Arg(
+                ctx.flag("spec_draft_model", "--spec-draft-model"),
+                (_file(ctx, drafter.artifact),),
+                "drafter",
+            )
+        )
+    args.append(Arg(ctx.flag("spec_width", "--spec-draft-n-max"), (Var("SPEC_N"),), "drafter"))
+    return tuple(args)
