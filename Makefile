@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PROFILE ?= qwen38-27b-dual-dflash15-fast
 
-.PHONY: run test lint fmt check bench schema render clean
+.PHONY: run test lint fmt check bench schema render golden clean
 
 $(BIN)/profilegen: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,9 @@ fmt: $(BIN)/profilegen
 
 check: $(BIN)/profilegen
 	$(BIN)/profilegen check
+
+golden: $(BIN)/profilegen
+	PROFILEGEN_UPDATE_GOLDEN=1 $(BIN)/python -m pytest -n auto tests/explain tests/render -k 'golden'
 
 schema: $(BIN)/profilegen
 	$(BIN)/profilegen schema

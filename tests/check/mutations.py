@@ -207,6 +207,19 @@ MUTATIONS: tuple[Mutation, ...] = (
         apply=write(f"{COMPOSE}/NOTES.md", "hand-written notes\n"),
         message="is not a generated file",
     ),
+    # Explain: every profile's container starts (or a guard refuses) under the scenarios.
+    Mutation(
+        name="tunable-default-that-never-boots",
+        rule="explain-scenarios",
+        file=DUAL_FAST,
+        line="id: qwen38-27b-dual-fast",
+        apply=replace(
+            DUAL_FAST,
+            "port: 8113\n",
+            "port: 8113\ntunables:\n  MY_BATCH: {default: many, type: int, help: a batch size}\n",
+        ),
+        message="does not start with its defaults (exit 1: MY_BATCH must be a whole number",
+    ),
     # Patches: integrity of vendored files and remote pins, engine and listing.
     Mutation(
         name="vendored-patch-tampered",

@@ -3,5 +3,5 @@
 Owns: building registry documents (YAML that keeps comments and order) and proving them with
 every check before the first byte lands.
 May import: `errors`, `resources`, `write`, `model`, `registry`, `hub`, `fit`, `render`,
-`docs`, `generated`, `check`.
+`docs`, `generated`, `explain`, `check`.
 """

@@ -2,5 +2,5 @@
 
 Owns: Compose interpolation (as `docker compose` does it), running the rendered entrypoint
 under bash with stub engines and a stub `nvidia-smi`, the fixed scenario set, and reports.
-May import: `errors`, `resources`, `model`, `registry`, `render`.
+May import: `errors`, `resources`, `write`, `model`, `registry`, `render`.
 """

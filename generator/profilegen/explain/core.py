@@ -6,6 +6,7 @@ import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -101,10 +102,16 @@ def check_scenario(rendered: Rendered, scenario: Scenario) -> None:
             raise UsageError(f"-e {name}: {rendered.profile_id} reads no variable {name} ({hint})")
 
 
-def _service(rendered: Rendered) -> dict[str, Any]:
-    doc = YAML(typ="safe").load(rendered.compose.decode())
+@lru_cache(maxsize=32)
+def _parsed_service(compose: bytes) -> dict[str, Any]:
+    doc = YAML(typ="safe").load(compose.decode())
     (service,) = doc["services"].values()
     return dict(service)
+
+
+def _service(rendered: Rendered) -> dict[str, Any]:
+    """The service as written in the compose file (parsed once per rendered file)."""
+    return _parsed_service(rendered.compose)
 
 
 def _container_env(service: dict[str, Any], host: Mapping[str, str]) -> dict[str, str]:
@@ -136,8 +143,11 @@ def _explain_mode(script: str, engine_binary: str, log: str) -> str:
     )
 
 
-def explain(registry: Registry, profile: Profile, scenario: Scenario) -> Explanation:
-    rendered = render_profile(registry, profile)
+def explain(
+    registry: Registry, profile: Profile, scenario: Scenario, rendered: Rendered | None = None
+) -> Explanation:
+    """Runs the profile's container (as rendered, or rendered now) under `scenario`."""
+    rendered = rendered or render_profile(registry, profile)
     check_scenario(rendered, scenario)
     host = dict(scenario.env)
     service = interpolate_all(_service(rendered), host)

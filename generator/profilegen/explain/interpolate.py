@@ -16,6 +16,8 @@ from ..errors import ProfilegenError
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _OPERATORS = (":-", ":+", ":?", "-", "+", "?")
+_SPECIAL = re.compile(r"\$")
+_SPECIAL_CLOSING = re.compile(r"[$}]")
 
 
 class InterpolationError(ProfilegenError):
@@ -53,14 +55,18 @@ def referenced_names(text: str) -> set[str]:
 def _expand(text: str, pos: int, env: Mapping[str, str], *, closing: bool) -> tuple[str, int]:
     """Expands from `pos` to the end (or to the `}` that closes a nested default)."""
     out: list[str] = []
-    while pos < len(text):
-        char = text[pos]
-        if closing and char == "}":
+    special = _SPECIAL_CLOSING if closing else _SPECIAL
+    while True:
+        found = special.search(text, pos)
+        if found is None:
+            if closing:
+                raise InterpolationError(f"unclosed '${{' in {text!r}")
+            out.append(text[pos:])
+            return "".join(out), len(text)
+        out.append(text[pos : found.start()])
+        pos = found.start()
+        if text[pos] == "}":
             return "".join(out), pos
-        if char != "$":
-            out.append(char)
-            pos += 1
-            continue
         nxt = text[pos + 1 : pos + 2]
         if nxt == "$":
             out.append("$")
@@ -74,9 +80,6 @@ def _expand(text: str, pos: int, env: Mapping[str, str], *, closing: bool) -> tu
         else:
             out.append("$")  # a lone `$` (end of text, `$1`, `$ `) stays as written
             pos += 1
-    if closing:
-        raise InterpolationError(f"unclosed '${{' in {text!r}")
-    return "".join(out), pos
 
 
 def _braced(text: str, pos: int, env: Mapping[str, str]) -> tuple[str, int]:

@@ -20,26 +20,25 @@ TIMEOUT_S = 20.0
 # Variables bash itself sets; they say nothing about what the engine was given.
 SHELL_VARIABLES = frozenset({"PATH", "PWD", "OLDPWD", "SHLVL", "_"})
 
-_ENGINE_STUB = """#!/bin/bash
+# POSIX sh starts several times faster than bash; `env -0` lists exactly what was exported.
+_ENGINE_STUB = """#!/bin/sh
 printf '%s\\0' "${{0##*/}}" "$@" > {argv}
-for pg_name in $(compgen -e); do printf '%s=%s\\0' "$pg_name" "${{!pg_name}}"; done > {env}
-exit 0
+exec env -0 > {env}
 """
 
-_NVIDIA_SMI = """#!/bin/bash
+_NVIDIA_SMI = """#!/bin/sh
 n={gpus}; link={link}
-row() {{ printf 'GPU%d' "$1"; for j in $(seq 0 $((n - 1))); do
-  if [ "$j" = "$1" ]; then printf '\\tX'; else printf '\\t%s' "$2"; fi; done; echo; }}
-head() {{ for j in $(seq 0 $((n - 1))); do printf '\\tGPU%d' "$j"; done; echo; }}
+row() {{ printf 'GPU%d' "$1"; j=0; while [ "$j" -lt "$n" ]; do
+  if [ "$j" = "$1" ]; then printf '\\tX'; else printf '\\t%s' "$2"; fi; j=$((j + 1)); done; echo; }}
+each() {{ i=0; while [ "$i" -lt "$n" ]; do "$@" "$i"; i=$((i + 1)); done; }}
+head() {{ each printf '\\tGPU%d'; echo; }}
+gpu() {{ echo "GPU $1: NVIDIA GeForce RTX 3090 (UUID: GPU-stub-$1)"; }}
+topo() {{ row "$1" "$link"; }}
+p2p() {{ if [ "$link" = NV4 ]; then row "$1" OK; else row "$1" CNS; fi; }}
 case "$*" in
-  -L*) for i in $(seq 0 $((n - 1))); do echo "GPU $i: NVIDIA GeForce RTX 3090 (UUID: GPU-stub-$i)"; done ;;
-  "topo -m"*) head; for i in $(seq 0 $((n - 1))); do row "$i" "$link"; done ;;
-  "topo -p2p"*) head; for i in $(seq 0 $((n - 1))); do
-      if [ "$link" = NV4 ]; then row "$i" OK; else row "$i" CNS; fi; done ;;
-  "nvlink -s"* | "nvlink --status"*)
-      if [ "$link" = NV4 ]; then for i in $(seq 0 $((n - 1))); do
-        echo "GPU $i: NVIDIA GeForce RTX 3090"; echo "	 Link 0: 14.062 GB/s"; done; fi ;;
-  *--query-gpu*) for i in $(seq 0 $((n - 1))); do echo "$i, NVIDIA GeForce RTX 3090, 24576"; done ;;
+  -L*) each gpu ;;
+  "topo -m"*) head; each topo ;;
+  "topo -p2p"*) head; each p2p ;;
 esac
 exit 0
 """

@@ -6,19 +6,23 @@ from pathlib import Path
 
 from ..docs.catalog import docs_plan
 from ..registry import Registry
-from ..render import render_profile
+from ..render import Rendered, render_profile
 
 COMPOSE_DIR = "compose"
 GENERATED_NAMES = frozenset({"compose.yaml", "patches.manifest.json", ".env.example"})
 
 
-def plan_all(registry: Registry) -> dict[str, bytes]:
+def render_all(registry: Registry) -> dict[str, Rendered]:
+    """Every concrete profile rendered, by id."""
+    return {p.id: render_profile(registry, p) for p in registry.concrete_profiles()}
+
+
+def plan_all(registry: Registry, rendered: dict[str, Rendered] | None = None) -> dict[str, bytes]:
     """Relative path -> bytes of every generated file (compose/ and docs/)."""
     plan: dict[str, bytes] = {}
-    for profile in registry.concrete_profiles():
-        rendered = render_profile(registry, profile)
-        for name, content in rendered.files().items():
-            plan[f"{COMPOSE_DIR}/{profile.id}/{name}"] = content
+    for profile_id, result in (rendered or render_all(registry)).items():
+        for name, content in result.files().items():
+            plan[f"{COMPOSE_DIR}/{profile_id}/{name}"] = content
     plan.update(docs_plan(registry))
     return plan
 

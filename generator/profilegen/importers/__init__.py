@@ -3,5 +3,5 @@
 Owns: reading a foreign catalogue without executing it, mapping its facts onto the model,
 and the list of what could not be modelled.
 May import: `errors`, `resources`, `write`, `model`, `registry`, `hub`, `fit`, `render`,
-`docs`, `generated`, `check`.
+`docs`, `generated`, `explain`, `check`.
 """

@@ -8,8 +8,9 @@ from functools import cached_property
 from pathlib import Path
 
 from ...errors import Finding, Location, Severity
-from ...generated.tree import plan_all
+from ...generated.tree import plan_all, render_all
 from ...registry import Registry
+from ...render import Rendered
 
 RuleFn = Callable[["CheckContext"], Iterator[Finding]]
 
@@ -60,6 +61,11 @@ class CheckContext:
         return Finding(where, message, hint, rule_id, severity or default)
 
     @cached_property
+    def rendered(self) -> dict[str, Rendered]:
+        """Every profile rendered once, shared by the rules that need it."""
+        return render_all(self.registry)
+
+    @cached_property
     def plan(self) -> dict[str, bytes]:
         """A fresh render of the checked-in tree, shared by the disk rules."""
-        return plan_all(self.registry)
+        return plan_all(self.registry, self.rendered)

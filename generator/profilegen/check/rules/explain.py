@@ -1,0 +1,28 @@
+"""Every profile's container, run under the fixed scenarios, launches or is refused by a guard."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ...errors import Finding
+from ...explain.verdict import scenario_outcomes
+from .base import CheckContext, rule
+
+
+@rule(
+    "explain-scenarios",
+    "each profile's entrypoint, run with stub engines under the golden scenarios, starts the "
+    "engine or refuses through a guard (never crashes)",
+)
+def explain_scenarios(ctx: CheckContext) -> Iterator[Finding]:
+    outcomes = scenario_outcomes(ctx.registry, ctx.rendered)
+    for profile_id, results in outcomes.items():
+        for outcome in results:
+            problem = outcome.problem()
+            if problem:
+                yield ctx.finding(
+                    "explain-scenarios",
+                    ctx.registry.where("profiles", profile_id, ("id",)),
+                    f"{profile_id}: {problem}",
+                    f"see `profilegen explain {profile_id}`",
+                )

@@ -1,0 +1,88 @@
+"""`profilegen explain`: text and JSON output, refusals, and bad -e input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.support.cli import Invoke
+
+
+def test_text_output_lists_one_flag_per_line(invoke: Invoke) -> None:
+    run = invoke("explain", "qwen38-27b-dual-fast", "-e", "SPEC=off")
+    assert run.code == 0, run.text
+    lines = run.out.splitlines()
+    assert lines[0] == "qwen38-27b-dual-fast [SPEC=off] on 2 GPU(s), no NVLink"
+    assert lines[1] == "runs: vllm"
+    assert "  --tensor-parallel-size 2" in lines
+    assert "  --disable-custom-all-reduce" in lines
+    assert not any("--speculative-config" in line for line in lines)
+    assert "  VLLM_MARLIN_INPUT_DTYPE=int8" in lines
+    assert "patch steps (listed, not applied by explain):" in lines
+    assert "  script pr48375 install.sh bash required=1" in lines
+
+
+def test_json_keys(invoke: Invoke) -> None:
+    run = invoke("explain", "qwen38-27b-dual-max", "--format", "json", "-e", "SPEC_N=5")
+    assert run.code == 0, run.text
+    data = json.loads(run.out)
+    assert {"argv", "env", "patches", "exe", "launched"} <= set(data)
+    spec = data["argv"][data["argv"].index("--speculative-config") + 1]
+    assert json.loads(spec) == {"method": "mtp", "num_speculative_tokens": 5}
+    assert data["env"]["NCCL_P2P_DISABLE"] == "1"
+    assert data["patches"][0][:3] == ["verify", "pr48375", "install.sh"]
+
+
+def test_nvlink_changes_the_environment(invoke: Invoke) -> None:
+    run = invoke("explain", "qwen38-27b-dual-max", "--nvlink", "--format", "json")
+    data = json.loads(run.out)
+    assert data["env"]["NCCL_P2P_LEVEL"] == "NVL" and "NCCL_P2P_DISABLE" not in data["env"]
+    assert data["env"]["PYTORCH_CUDA_ALLOC_CONF"] == "max_split_size_mb:512"
+    assert "--disable-custom-all-reduce" not in data["argv"]
+
+
+def test_a_refusal_names_exit_code_and_message(invoke: Invoke) -> None:
+    run = invoke("explain", "qwen38-27b-dual-dflash15-fast", "-e", "GPU_MEMORY_UTILIZATION=0.95",
+                 "--format", "json")  # fmt: skip
+    assert run.code == 1
+    data = json.loads(run.out)
+    assert data["launched"] is False and data["exit_code"] == 2
+    assert data["message"] == (
+        "GPU_MEMORY_UTILIZATION=0.95 exceeds 0.85 on rig 2x3090-pcie-x16x4-wsl2; refusing to boot"
+    )
+    assert data["deviations"] and "argv" not in data
+
+
+@pytest.mark.parametrize(
+    ("profile", "engine", "exe"),
+    [
+        ("qwen38-27b-single-iq4xs", "llama.cpp", "llama-server"),
+        ("qwen36-27b-dual-eagle3", "sglang", "python3"),
+    ],
+)
+def test_every_engine_explains(invoke: Invoke, profile: str, engine: str, exe: str) -> None:
+    run = invoke("explain", profile, "--format", "json")
+    data = json.loads(run.out)
+    assert (data["engine"], data["exe"]) == (engine, exe), run.text
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-e", "SPEC"], "error: -e SPEC: expected VAR=VALUE"),
+        (["-e", "1X=2"], "error: -e 1X=2: '1X' is not a variable name"),
+        (
+            ["-e", "SPEC_M=3"],
+            "error: -e SPEC_M: qwen38-27b-dual-fast reads no variable SPEC_M (did you mean SPEC_N?)",
+        ),
+        (
+            ["-e", "FOO=1"],
+            "error: -e FOO: qwen38-27b-dual-fast reads no variable FOO (see `profilegen show`)",
+        ),
+    ],
+)
+def test_bad_variables_are_usage_errors(invoke: Invoke, args: list[str], message: str) -> None:
+    run = invoke("explain", "qwen38-27b-dual-fast", *args)
+    assert run.code == 2
+    assert run.err.strip() == message
