@@ -61,7 +61,7 @@ def test_new_applies_dotted_overrides_as_typed_values(repo: Path, invoke: Invoke
     data = json.loads(shown.out)
     assert data["envelope"]["max_model_len"] == 131072
     assert data["envelope"]["kv_cache_dtype"] == "bfloat16"  # the rest of the envelope is inherited
-    assert data["drafter"] == {"id": "syvai-qwen38-dflash2", "width": 5}
+    assert (data["drafter"]["id"], data["drafter"]["width"]) == ("syvai-qwen38-dflash2", 5)
     assert data["best_for"] == "a test: with a colon"
 
 

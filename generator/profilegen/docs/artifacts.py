@@ -34,7 +34,7 @@ def artifact_rows(registry: Registry) -> list[dict[str, Any]]:
                 "commit": entry.get("commit") if entry.get("resolved") else None,
                 "kind": use.artifact.kind,
                 "files": files,
-                "declared_size_bytes": use.artifact.size.bytes,
+                "declared_size_bytes": use.artifact.size_bytes,
                 "used_by": list(use.used_by),
             }
         )

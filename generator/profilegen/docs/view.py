@@ -13,7 +13,7 @@ from ..render import container_name, served_names
 def artifact_view(registry: Registry, profile: Profile) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for role, key, artifact in profile_artifacts(registry, profile):
-        data = {"key": key, **artifact.model_dump(mode="json"), "size_bytes": artifact.size.bytes}
+        data = {"key": key, **artifact.model_dump(mode="json"), "size_bytes": artifact.size_bytes}
         out[role] = data
     return out
 

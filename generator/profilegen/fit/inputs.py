@@ -71,12 +71,16 @@ def artifact_bytes(artifact: Artifact, key: str, lock: Lock | None) -> int:
         and isinstance(entry.get("total_size"), int)
     ):
         return int(entry["total_size"])
+    if artifact.size is None:
+        raise FitError(f"the size of {key} is unknown (run `profilegen lock` to read it from the Hub)")
     return artifact.size.bytes
 
 
 def model_shape(arch: Architecture, model_id: str) -> fm.ModelShape:
     if arch.intermediate_size is None:
         raise FitError(f"model {model_id} has no architecture.intermediate_size; fit needs it")
+    if arch.vocab_size is None:
+        raise FitError(f"model {model_id} has no architecture.vocab_size; fit needs it")
     lin = arch.linear_attention
     return fm.ModelShape(
         num_layers=arch.num_layers,
@@ -213,6 +217,6 @@ def llamacpp_inputs(registry: Registry, t: Target, lock: Lock | None) -> fm.Llam
         flash_attn=env.flash_attn is not False,
         mmproj_bytes=artifact_bytes(mmproj, f"{model.id}/{p.mmproj}", lock) if mmproj else 0,
         mtp_draft=bool(drafter and drafter.builtin and drafter.method == "mtp" and t.spec_n),
-        n_gpu_layers=999 if env.gpu_layers is None else env.gpu_layers,
+        n_gpu_layers=999 if env.gpu_layers in (None, "all") else int(env.gpu_layers),
         tensor_split=tuple(env.tensor_split) or None,
     )

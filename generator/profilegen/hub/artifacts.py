@@ -29,7 +29,7 @@ class ArtifactUse:
             repo=a.repo,
             revision=a.revision,
             files=tuple(a.files),
-            declared_size_bytes=a.size.bytes,
+            declared_size_bytes=a.size_bytes,
             size_tolerance=SIZE_TOLERANCE,
         )
 

@@ -64,7 +64,7 @@ class Need:
 
     def request(self) -> ArtifactRequest:
         a = self.artifact
-        return ArtifactRequest(self.key, a.repo, self.revision, self.files, a.size.bytes)
+        return ArtifactRequest(self.key, a.repo, self.revision, self.files, a.size_bytes)
 
 
 def needs(registry: Registry, profile: Profile, model_dir: Path) -> list[Need]:
@@ -177,7 +177,7 @@ def _plan_object(
         "whole_repo": not files and not need.artifact.files,
         "files": [{"path": p, "size": s, "download": d} for p, s, d in files],
         "download_bytes": sum(s or 0 for _p, s, d in files if d),
-        "declared_size_bytes": need.artifact.size.bytes,
+        "declared_size_bytes": need.artifact.size_bytes,
         "lock": need.lock_note or "resolved",
     }
 

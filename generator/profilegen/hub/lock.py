@@ -63,7 +63,7 @@ def declared_entry(use: ArtifactUse) -> dict[str, Any]:
         "commit": a.revision if a.pinned else None,
         "files": [{"path": p, "size": None, "sha256": None} for p in a.files],
         "total_size": None,
-        "declared_size_bytes": a.size.bytes,
+        "declared_size_bytes": a.size_bytes,
         "gated": a.gated,
     }
 
@@ -77,7 +77,7 @@ def resolved_entry(use: ArtifactUse, result: ArtifactResult) -> dict[str, Any]:
         "commit": result.commit,
         "files": [{"path": f.path, "size": f.size, "sha256": f.sha256} for f in result.files],
         "total_size": result.total_size,
-        "declared_size_bytes": a.size.bytes,
+        "declared_size_bytes": a.size_bytes,
         "gated": result.gated,
     }
 

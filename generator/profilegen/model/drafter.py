@@ -27,7 +27,8 @@ class DraftShape(Strict):
 class Drafter(Strict):
     id: Id
     name: Text
-    method: Literal["mtp", "dflash", "eagle", "eagle3", "ngram", "draft_model"]
+    # draft_model: a separate small model vLLM recognises from its config (no method key).
+    method: Literal["mtp", "dflash", "dspark", "eagle", "eagle3", "ngram", "draft_model"]
     # Built-in drafters (an embedded MTP head) have no artifact of their own.
     builtin: bool = False
     artifact: Artifact | None = None

@@ -40,7 +40,8 @@ class Engine(Strict):
     kind: Literal["vllm", "llama.cpp", "sglang"]
     name: Text
     image: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._/-]*[a-z0-9]$")]
-    tag: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")]
+    # A tag, a digest or both; a digest alone pins an image built without an immutable tag.
+    tag: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")] | None = None
     digest: Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None
     # Environment variable that lets a rig owner swap the image (e.g. VLLM_IMAGE).
     image_env: EnvName | None = None
@@ -76,9 +77,22 @@ class Engine(Strict):
         Annotated[str, StringConstraints(pattern=r"^[a-z_]+$")],
         Annotated[str, StringConstraints(pattern=r"^-{1,2}[A-Za-z0-9][A-Za-z0-9-]*$")],
     ] = Field(default_factory=dict)
+    # llama.cpp builds: the --spec-type value per drafter method, and whether the draft width
+    # is its own flag (`flags`) or inside the --spec-type value (`compound`: ik_llama).
+    spec_types: dict[
+        Annotated[str, StringConstraints(pattern=r"^[a-z0-9_]+$")],
+        Annotated[str, StringConstraints(pattern=r"^[a-z0-9_-]+$")],
+    ] = Field(default_factory=dict)
+    spec_style: Literal["flags", "compound"] = "flags"
     notes: Text | None = None
+
+    @model_validator(mode="after")
+    def _pinned(self) -> Engine:
+        if self.tag is None and self.digest is None:
+            raise ValueError("tag: an image needs a tag, a digest or both")
+        return self
 
     @property
     def image_ref(self) -> str:
-        ref = f"{self.image}:{self.tag}"
+        ref = self.image if self.tag is None else f"{self.image}:{self.tag}"
         return f"{ref}@{self.digest}" if self.digest else ref

@@ -30,7 +30,8 @@ class Artifact(Strict):
     revision: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._/-]{1,128}$")] | None = None
     # Files to take from the repo; empty means the whole repo.
     files: list[RepoPath] = Field(default_factory=list)
-    size: Size
+    # Unknown (None) until `profilegen lock` reads it from the Hub.
+    size: Size | None = None
     format: Literal[
         "safetensors", "compressed-tensors", "gguf", "fp8", "nvfp4", "awq", "gptq", "auto-round"
     ]
@@ -47,6 +48,10 @@ class Artifact(Strict):
     subfolder: RepoPath | None = None
     gated: bool = False
     notes: Text | None = None
+
+    @property
+    def size_bytes(self) -> int | None:
+        return None if self.size is None else self.size.bytes
 
     @property
     def pinned(self) -> bool:
@@ -67,6 +72,15 @@ class LinearAttention(Strict):
     conv_kernel: PositiveInt
 
 
+class Moe(Strict):
+    """Mixture of experts: all experts are weights, a few run per token."""
+
+    num_experts: PositiveInt
+    experts_per_token: PositiveInt
+    moe_intermediate_size: PositiveInt | None = None
+    shared_experts: Annotated[int, Field(ge=0)] = 0
+
+
 class Architecture(Strict):
     num_layers: PositiveInt
     # Layers that grow a per-token KV cache (all of them for a plain transformer).
@@ -76,9 +90,13 @@ class Architecture(Strict):
     num_kv_heads: PositiveInt
     head_dim: PositiveInt
     intermediate_size: PositiveInt | None = None
-    vocab_size: PositiveInt
+    vocab_size: PositiveInt | None = None
     max_position_embeddings: PositiveInt
     linear_attention: LinearAttention | None = None
+    # Sliding-window attention (Gemma): these layers keep only the last `sliding_window` tokens.
+    sliding_window: PositiveInt | None = None
+    sliding_window_layers: Annotated[int, Field(ge=0)] = 0
+    moe: Moe | None = None
     mtp_layers: Annotated[int, Field(ge=0)] = 0
     # config.json attn_output_gate (Qwen3-Next family): q_proj is twice as wide.
     attn_output_gate: bool = False
@@ -95,11 +113,13 @@ class Architecture(Strict):
         if self.num_attention_heads % self.num_kv_heads:
             raise ValueError("num_kv_heads: num_attention_heads must be a multiple of num_kv_heads")
         hybrid = self.full_attention_layers < self.num_layers
-        if hybrid and self.linear_attention is None:
+        if hybrid and self.linear_attention is None and not self.sliding_window_layers:
             raise ValueError(
                 "full_attention_layers: a hybrid model (fewer full-attention layers than layers) "
-                "needs linear_attention"
+                "needs linear_attention or sliding-window layers"
             )
+        if self.sliding_window_layers and self.sliding_window is None:
+            raise ValueError("sliding_window: sliding-window layers need the window size")
         return self
 
 

@@ -95,8 +95,11 @@ class Patch(Strict):
     # Folder name under the engine's patch mount root; installers may hard-code it.
     mount_dir: Id | None = None
     source: PatchSource
+    # A single file mounted at exactly this path (a chat template), instead of a folder under
+    # the engine's patch root; such a patch has no steps.
+    mount_file: Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9_.@+/-]*$")] | None = None
     steps: list[Annotated[DiffStep | ScriptStep, Field(discriminator="method")]] = Field(
-        min_length=1
+        default_factory=list
     )
     fail_closed: bool = True
     activation: Activation | None = None
@@ -110,6 +113,10 @@ class Patch(Strict):
 
     @model_validator(mode="after")
     def _steps_use_files(self) -> Patch:
+        if self.mount_file is None and not self.steps:
+            raise ValueError("steps: a patch needs at least one step (or a mount_file)")
+        if self.mount_file is not None and (self.steps or len(self.source.files) != 1):
+            raise ValueError("mount_file: a mounted file is one source file and no steps")
         names = {f.path for f in self.source.files}
         for step in self.steps:
             if step.file not in names:

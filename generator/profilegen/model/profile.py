@@ -24,6 +24,7 @@ HostPath = Annotated[str, StringConstraints(pattern=r"^(~|\.|/)[A-Za-z0-9_.@+/-]
 Scalar = bool | int | float | Text
 ServedName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$")]
 JsonScalar = bool | int | float | Annotated[str, StringConstraints(pattern=r"^[^\x00-\x1f]*$")]
+JsonValue = JsonScalar | list[JsonScalar] | dict[str, JsonScalar] | None
 
 
 class Envelope(Strict):
@@ -67,10 +68,27 @@ class Envelope(Strict):
     # llama.cpp: batch sizes, offload and how layers split over cards.
     batch_size: PositiveInt | None = None
     ubatch_size: PositiveInt | None = None
-    gpu_layers: Annotated[int, Field(ge=0)] | None = None
-    split_mode: Literal["none", "layer", "row"] | None = None
+    gpu_layers: Annotated[int, Field(ge=0)] | Literal["all"] | None = None
+    split_mode: Literal["none", "layer", "row", "graph"] | None = None
     tensor_split: list[Annotated[float, Field(gt=0)]] = Field(default_factory=list)
     flash_attn: bool | None = None
+    # llama.cpp: a V-cache type other than the K type (kv_cache_dtype).
+    kv_cache_dtype_v: Word | None = None
+    # vLLM --compilation-config keys beyond the capture size and custom ops.
+    compilation: dict[Annotated[str, StringConstraints(pattern=r"^[a-z_]+$")], JsonValue] = Field(
+        default_factory=dict
+    )
+
+
+class SamplerRow(Strict):
+    """Sampler defaults that replace the instruct row when thinking is switched on."""
+
+    temperature: Annotated[float, Field(ge=0)] | None = None
+    top_p: Annotated[float, Field(gt=0, le=1)] | None = None
+    top_k: Annotated[int, Field(ge=-1)] | None = None
+    min_p: Annotated[float, Field(ge=0, le=1)] | None = None
+    presence_penalty: Annotated[float, Field(ge=-2, le=2)] | None = None
+    repetition_penalty: Annotated[float, Field(gt=0)] | None = None
 
 
 class Sampler(Strict):
@@ -91,6 +109,10 @@ class Serve(Strict):
         Annotated[str, StringConstraints(pattern=r"^[a-z_][a-z0-9_]*$")], Scalar
     ] = Field(default_factory=dict)
     sampler: Sampler | None = None
+    # The row ENABLE_THINKING=true switches to (fields it leaves unset keep the sampler's).
+    sampler_thinking: SamplerRow | None = None
+    # llama.cpp --reasoning-budget: tokens of thinking before the answer is forced.
+    reasoning_budget: Annotated[int, Field(ge=-1)] | None = None
     language_model_only: bool = False
     # Why the engine loads the checkpoint with remote code (--trust-remote-code); the model's
     # own reason (Model.trust_remote_code) applies to every profile of it.
@@ -109,6 +131,14 @@ class Serve(Strict):
 class DrafterUse(Strict):
     id: Id
     width: Annotated[int, Field(ge=0)]
+    # llama.cpp forks: the least draft probability kept (ik_llama's p_min).
+    min_probability: Annotated[float, Field(ge=0, le=1)] | None = None
+    # False where the engine takes no width flag for this drafter (beellama's DFlash).
+    pass_width: bool = True
+    # Engine words passed only while drafting, not modelled as facts (listed by import).
+    extra_args: list[Text] = Field(default_factory=list)
+    # Refuse to boot (exit 1) when the drafter's file is not in the model folder.
+    require_file: bool = False
 
 
 class Mount(Strict):

@@ -9,11 +9,11 @@ template only lays them out.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .quoting import Shell, shell_value
-from .shelljson import Slot, json_word
+from .shelljson import json_word
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,14 @@ class Json:
     value: Any
 
 
-Word = str | int | float | Var | Json
+@dataclass(frozen=True)
+class Joined:
+    """One word made of literal pieces and variables (`mtp:n_max=${SPEC_N},p_min=0.0`)."""
+
+    parts: tuple[str | Var, ...]
+
+
+Word = str | int | float | Var | Json | Joined
 
 
 @dataclass(frozen=True)
@@ -47,19 +54,12 @@ class Arg:
         words += [word_shell(v) for v in self.values]
         return Shell(" ".join(words))
 
-    def literal(self) -> list[str] | None:
-        """The words when no value depends on a variable, else None."""
-        if any(
-            isinstance(v, Var) or (isinstance(v, Json) and _has_slot(v.value)) for v in self.values
-        ):
-            return None
-        words = [self.flag] if self.flag else []
-        return words + [literal_text(v) for v in self.values]
-
 
 def word_shell(value: Word) -> str:
     if isinstance(value, Var):
         return f'"${{{value.name}}}"'
+    if isinstance(value, Joined):
+        return "".join(word_shell(p) if isinstance(p, Var) else shell_value(p) for p in value.parts)
     if isinstance(value, Json):
         return json_word(value.value).text
     return shell_value(literal_text(value))
@@ -75,16 +75,6 @@ def literal_text(value: Word) -> str:
     return str(value)
 
 
-def _has_slot(value: Any) -> bool:
-    if isinstance(value, Slot):
-        return True
-    if isinstance(value, dict):
-        return any(_has_slot(v) for v in value.values())
-    if isinstance(value, list | tuple):
-        return any(_has_slot(v) for v in value)
-    return False
-
-
 @dataclass(frozen=True)
 class EngineCommand:
     """What the entrypoint execs: the binary, the arguments and, when drafting, the spec ones."""
@@ -92,8 +82,3 @@ class EngineCommand:
     binary: tuple[str, ...]
     args: tuple[Arg, ...]
     spec_args: tuple[Arg, ...] = ()
-    # Shell lines the entrypoint runs before the arguments are built (value normalisation).
-    prelude: tuple[str, ...] = field(default=())
-
-    def flags(self) -> list[str]:
-        return [a.flag for a in (*self.args, *self.spec_args) if a.flag]

@@ -46,6 +46,8 @@ class ManifestPatch(_Out):
     origin: str
     files: list[ManifestFile]
     mount_target: str
+    # True: mount_target is the single file itself (a chat template), not a folder.
+    mount_file: bool = False
     bundle_dir: str
     steps: list[ManifestStep]
     fail_closed: bool
@@ -83,7 +85,8 @@ def _patch_entry(registry: Registry, profile: Profile, patch: Patch) -> Manifest
             ManifestFile(path=f.path, size=f.size, sha256=f.sha256, url=source.url(f))
             for f in source.files
         ],
-        mount_target=f"{engine.patch_mount_root}/{patch.mount_name}",
+        mount_target=patch.mount_file or f"{engine.patch_mount_root}/{patch.mount_name}",
+        mount_file=patch.mount_file is not None,
         bundle_dir=f"patches/{patch.id}",
         steps=[
             ManifestStep(

@@ -21,6 +21,8 @@ class EffectiveTunable:
     scope: Scope
     # Set for patch switches: the exports that switching on brings.
     exports: tuple[tuple[str, str], ...] = ()
+    # The default while ENABLE_THINKING is true (a sampler's thinking row), if it differs.
+    thinking_default: str | None = None
 
 
 def format_default(value: Any, kind: str) -> str:
@@ -44,6 +46,14 @@ def _lookup(path: str, context: dict[str, Any]) -> Any:
     return node
 
 
+def _thinking_value(field: str | None, context: dict[str, Any]) -> Any:
+    """A sampler field's value in the thinking row, for sampler tunables."""
+    prefix = "profile.serve.sampler."
+    if field is None or not field.startswith(prefix):
+        return None
+    return _lookup("profile.serve.sampler_thinking." + field.removeprefix(prefix), context)
+
+
 def effective_tunables(registry: Registry, profile: Profile) -> list[EffectiveTunable]:
     """Engine tunables whose field the profile sets, patch switches, then the profile's own."""
     engine = registry.engines[profile.engine]
@@ -53,6 +63,7 @@ def effective_tunables(registry: Registry, profile: Profile) -> list[EffectiveTu
         value = tunable.default if tunable.field is None else _lookup(tunable.field, context)
         if value is None or value == []:
             continue
+        thinking = _thinking_value(tunable.field, context)
         out.append(
             EffectiveTunable(
                 tunable.env,
@@ -60,6 +71,7 @@ def effective_tunables(registry: Registry, profile: Profile) -> list[EffectiveTu
                 tunable.type,
                 tunable.help,
                 tunable.scope,
+                thinking_default=None if thinking is None else format_default(thinking, tunable.type),
             )
         )
     for patch_id in profile.patches:

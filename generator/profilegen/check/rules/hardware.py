@@ -188,10 +188,10 @@ def memory(ctx: CheckContext) -> Iterator[Finding]:
                 _at(ctx, p, "envelope", "max_model_len"),
                 f"max_model_len {env.max_model_len} exceeds {p.model}'s maximum of {arch.max_position_embeddings}",
             )
-        weights = reg.models[p.model].artifacts[p.weights].size.bytes
+        weights = reg.models[p.model].artifacts[p.weights].size_bytes
         cards = min(env.tp, rig.count)
         budget = gpu.vram.bytes * (util or 1.0) * cards
-        if weights > budget:
+        if weights is not None and weights > budget:
             yield ctx.finding(
                 "hw-memory",
                 _at(ctx, p, "weights"),

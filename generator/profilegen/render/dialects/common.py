@@ -22,8 +22,18 @@ SAMPLER = (
 
 def extra_args(ctx: Context) -> list[Arg]:
     """serve.extra_args (words not modelled as facts), grouped flag by flag."""
+    return group_words(ctx.profile.serve.extra_args)
+
+
+def spec_extra_args(ctx: Context) -> list[Arg]:
+    """The drafter's extra words, passed only while drafting."""
+    use = ctx.profile.drafter
+    return group_words(use.extra_args) if use is not None else []
+
+
+def group_words(words: list[str]) -> list[Arg]:
     args: list[Arg] = []
-    for word in ctx.profile.serve.extra_args:
+    for word in words:
         if word.startswith("-") and len(word) > 1:
             args.append(Arg(word, (), "extra"))
         elif not args:

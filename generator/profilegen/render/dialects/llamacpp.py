@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..command import Arg, EngineCommand, Json, Var
-from .common import SAMPLER, extra_args
+from ..command import Arg, EngineCommand, Joined, Json, Var
+from .common import SAMPLER, extra_args, spec_extra_args
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -54,10 +54,13 @@ def _args(ctx: Context) -> list[Arg | None]:
           ctx.value("TENSOR_SPLIT", ",".join(f"{x:g}" for x in env.tensor_split) or None)),
         f("flash_attn", "-fa", None if env.flash_attn is None else ("on" if env.flash_attn else "off")),
         f("cache_type_k", "--cache-type-k", kv),
-        f("cache_type_v", "--cache-type-v", kv),
+        f("cache_type_v", "--cache-type-v",
+          kv if env.kv_cache_dtype_v is None else ctx.value("KV_TYPE_V", env.kv_cache_dtype_v)),
         f("max_num_seqs", "-np", ctx.value("NP", env.max_num_seqs)),
         f("jinja", "--jinja"),
+        f("chat_template", "--chat-template-file", serve.chat_template),
         f("reasoning", "--reasoning", _reasoning(ctx)),
+        f("reasoning_budget", "--reasoning-budget", serve.reasoning_budget),
         f("reasoning_parser", "--reasoning-format",
           ctx.value("REASONING_FORMAT", serve.reasoning_parser)),
         f("chat_template_kwargs", "--chat-template-kwargs", _kwargs(ctx)),
@@ -93,21 +96,24 @@ def _sampler(ctx: Context) -> list[Arg | None]:
 
 
 def _spec(ctx: Context) -> tuple[Arg, ...]:
-    drafter = ctx.drafter
-    if drafter is None:
+    drafter, use = ctx.drafter, ctx.profile.drafter
+    if drafter is None or use is None:
         return ()
+    spec_type = ctx.engine.spec_types.get(drafter.method, SPEC_TYPES.get(drafter.method))
+    flag = ctx.flag("spec_type", "--spec-type")
     args = []
-    if drafter.method in SPEC_TYPES:
-        args.append(
-            Arg(ctx.flag("spec_type", "--spec-type"), (SPEC_TYPES[drafter.method],), "drafter")
-        )
+    if ctx.engine.spec_style == "compound":
+        # ik_llama: `--spec-type mtp:n_max=N,p_min=P`, the width inside the value.
+        parts: list[str | Var] = [f"{spec_type}:n_max=", Var("SPEC_N")]
+        if use.min_probability is not None:
+            parts.append(f",p_min={use.min_probability}")
+        args.append(Arg(flag, (Joined(tuple(parts)),), "drafter"))
+    elif spec_type is not None:
+        args.append(Arg(flag, (spec_type,), "drafter"))
     if drafter.artifact is not None:
-        args.append(
-            Arg(
-                ctx.flag("spec_draft_model", "--spec-draft-model"),
-                (_file(ctx, drafter.artifact),),
-                "drafter",
-            )
-        )
-    args.append(Arg(ctx.flag("spec_width", "--spec-draft-n-max"), (Var("SPEC_N"),), "drafter"))
-    return tuple(args)
+        path = _file(ctx, drafter.artifact)
+        args.append(Arg(ctx.flag("spec_draft_model", "--spec-draft-model"), (path,), "drafter"))
+    if use.pass_width and ctx.engine.spec_style == "flags":
+        width = ctx.flag("spec_width", "--spec-draft-n-max")
+        args.append(Arg(width, (Var("SPEC_N"),), "drafter"))
+    return tuple(args) + tuple(spec_extra_args(ctx))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..command import Arg, EngineCommand, Json
-from .common import extra_args, sampler_json
+from .common import extra_args, sampler_json, spec_extra_args
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -15,7 +15,7 @@ def build(ctx: Context) -> EngineCommand:
     return EngineCommand(
         binary=(ctx.engine.binary, *ctx.engine.binary_args, "serve"),
         args=tuple(a for a in _args(ctx) if a is not None),
-        spec_args=_spec(ctx),
+        spec_args=_spec(ctx) + tuple(spec_extra_args(ctx)),
     )
 
 
@@ -79,6 +79,7 @@ def _compilation(ctx: Context) -> Json | None:
         config["max_cudagraph_capture_size"] = ctx.slot("CG_MAX", env.cudagraph_max_capture)
     if env.custom_ops:
         config["custom_ops"] = list(env.custom_ops)
+    config.update(env.compilation)
     return Json(config) if config else None
 
 

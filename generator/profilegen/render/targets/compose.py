@@ -78,10 +78,13 @@ def _volumes(ctx: Context) -> list[dict[str, Any]]:
         }
     ]
     for patch in ctx.manifest.patches:
+        bundled = f"./{patch.bundle_dir}"
+        if patch.mount_file:
+            bundled += f"/{patch.files[0].path}"
         volumes.append(
             {
                 "type": "bind",
-                "source": f"./{patch.bundle_dir}",
+                "source": bundled,
                 "target": patch.mount_target,
                 "read_only": True,
             }
