@@ -21,6 +21,7 @@ COMMANDS = {
     "explain": "explain",
     "fetch": "fetch",
     "fit": "fit",
+    "import": "import_",
     "list": "list",
     "lock": "lock",
     "new": "new",

@@ -40,6 +40,7 @@ class Mutation:
     apply: Apply
     message: str = ""
     xfail: str | None = None
+    severity: str = "error"  # a warning leaves the exit status 0
 
 
 class MutationError(AssertionError):
@@ -407,6 +408,7 @@ MUTATIONS: tuple[Mutation, ...] = (
             write(CLONE_PROFILE, CLONE_PROFILE_YAML),
         ),
         message="port 8091 is also used by qwen38-27b-dual-max",
+        severity="warning",  # profiles of one rig run one at a time; two rigs may share
     ),
     Mutation(
         name="dangling-sibling",

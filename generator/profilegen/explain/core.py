@@ -160,11 +160,10 @@ def explain(
         return entry
 
     gpus = scenario.gpus or registry.rigs[profile.rig].count
-    names = tuple(sorted({engine.binary.rsplit("/", 1)[-1], "vllm", "llama-server", "python3"}))
     run = run_entrypoint(
         argv_for,
         _container_env(service, host),
-        engine_names=names,
+        engine=engine.binary.rsplit("/", 1)[-1],
         gpus=gpus,
         nvlink=scenario.nvlink,
     )

@@ -7,11 +7,13 @@ command the script runs is the host's own (bash, awk, grep, sha256sum).
 
 from __future__ import annotations
 
+import atexit
 import os
-import shlex
+import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,21 +22,24 @@ TIMEOUT_S = 20.0
 # Variables bash itself sets; they say nothing about what the engine was given.
 SHELL_VARIABLES = frozenset({"PATH", "PWD", "OLDPWD", "SHLVL", "_"})
 
+# The stubs are written once per process, before any of them runs: writing an executable
+# while another thread forks can leave it open in a child, and exec then fails (ETXTBSY).
+# What changes per run comes in through PG_EXPLAIN_* variables, which the report leaves out.
 # POSIX sh starts several times faster than bash; `env -0` lists exactly what was exported.
 _ENGINE_STUB = """#!/bin/sh
-printf '%s\\0' "${{0##*/}}" "$@" > {argv}
-exec env -0 > {env}
+printf '%s\\0' "${0##*/}" "$@" > "$PG_EXPLAIN_OUT/engine.argv"
+exec env -0 > "$PG_EXPLAIN_OUT/engine.env"
 """
 
 _NVIDIA_SMI = """#!/bin/sh
-n={gpus}; link={link}
-row() {{ printf 'GPU%d' "$1"; j=0; while [ "$j" -lt "$n" ]; do
-  if [ "$j" = "$1" ]; then printf '\\tX'; else printf '\\t%s' "$2"; fi; j=$((j + 1)); done; echo; }}
-each() {{ i=0; while [ "$i" -lt "$n" ]; do "$@" "$i"; i=$((i + 1)); done; }}
-head() {{ each printf '\\tGPU%d'; echo; }}
-gpu() {{ echo "GPU $1: NVIDIA GeForce RTX 3090 (UUID: GPU-stub-$1)"; }}
-topo() {{ row "$1" "$link"; }}
-p2p() {{ if [ "$link" = NV4 ]; then row "$1" OK; else row "$1" CNS; fi; }}
+n=$PG_EXPLAIN_GPUS; link=$PG_EXPLAIN_LINK
+row() { printf 'GPU%d' "$1"; j=0; while [ "$j" -lt "$n" ]; do
+  if [ "$j" = "$1" ]; then printf '\\tX'; else printf '\\t%s' "$2"; fi; j=$((j + 1)); done; echo; }
+each() { i=0; while [ "$i" -lt "$n" ]; do "$@" "$i"; i=$((i + 1)); done; }
+head() { each printf '\\tGPU%d'; echo; }
+gpu() { echo "GPU $1: NVIDIA GeForce RTX 3090 (UUID: GPU-stub-$1)"; }
+topo() { row "$1" "$link"; }
+p2p() { if [ "$link" = NV4 ]; then row "$1" OK; else row "$1" CNS; fi; }
 case "$*" in
   -L*) each gpu ;;
   "topo -m"*) head; each topo ;;
@@ -42,6 +47,23 @@ case "$*" in
 esac
 exit 0
 """
+ENGINE_NAMES = ("vllm", "llama-server", "python3")
+_STUBS: list[Path] = []
+_LOCK = threading.Lock()
+
+
+def _stub_dir(engine: str) -> Path:
+    with _LOCK:
+        if not _STUBS:
+            folder = Path(tempfile.mkdtemp(prefix="profilegen-stubs-"))
+            atexit.register(shutil.rmtree, folder, True)
+            for name in ENGINE_NAMES:
+                _write_executable(folder / name, _ENGINE_STUB)
+            _write_executable(folder / "nvidia-smi", _NVIDIA_SMI)
+            _STUBS.append(folder)
+        if not (_STUBS[0] / engine).is_file():
+            _write_executable(_STUBS[0] / engine, _ENGINE_STUB)
+        return _STUBS[0]
 
 
 @dataclass(frozen=True)
@@ -76,7 +98,7 @@ def run_entrypoint(
     argv_for: Callable[[Path], list[str]],
     env: dict[str, str],
     *,
-    engine_names: tuple[str, ...],
+    engine: str,
     gpus: int,
     nvlink: bool,
 ) -> Run:
@@ -84,26 +106,32 @@ def run_entrypoint(
 
     `argv_for` gets the path of a log file the script may append to and returns the argv.
     """
+    stubs = _stub_dir(engine)
     with tempfile.TemporaryDirectory(prefix="profilegen-explain-") as tmp:
         box = Path(tmp)
-        stubs = box / "bin"
-        stubs.mkdir()
-        out_argv, out_env = box / "engine.argv", box / "engine.env"
-        engine = _ENGINE_STUB.format(argv=shlex.quote(str(out_argv)), env=shlex.quote(str(out_env)))
-        for name in engine_names:
-            _write_executable(stubs / name, engine)
-        smi = _NVIDIA_SMI.format(gpus=max(gpus, 1), link="NV4" if nvlink else "PHB")
-        _write_executable(stubs / "nvidia-smi", smi)
         log = box / "steps.log"
         log.touch()
-        run_env = {**env, "PATH": f"{stubs}:/usr/local/bin:/usr/bin:/bin"}
+        run_env = {
+            **env,
+            "PATH": f"{stubs}:/usr/local/bin:/usr/bin:/bin",
+            "PG_EXPLAIN_OUT": str(box),
+            "PG_EXPLAIN_GPUS": str(max(gpus, 1)),
+            "PG_EXPLAIN_LINK": "NV4" if nvlink else "PHB",
+        }
         code, stderr, timed_out = _run(argv_for(log), run_env, box)
         steps = tuple(log.read_text(encoding="utf-8", errors="replace").splitlines())
+        out_argv, out_env = box / "engine.argv", box / "engine.env"
         if not out_argv.is_file():
             return Run(code, stderr, timed_out=timed_out, log=steps)
         words = _read_nul(out_argv)
         pairs = [item.partition("=") for item in _read_nul(out_env)]
-        engine_env = tuple(sorted((k, v) for k, _, v in pairs if k not in SHELL_VARIABLES))
+        engine_env = tuple(
+            sorted(
+                (k, v)
+                for k, _, v in pairs
+                if k not in SHELL_VARIABLES and not k.startswith("PG_EXPLAIN_")
+            )
+        )
         return Run(code, stderr, words[0], tuple(words[1:]), engine_env, log=steps)
 
 

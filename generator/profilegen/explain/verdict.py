@@ -24,6 +24,7 @@ from .scenarios import scenarios_for
 # Bump when the sandbox or the verdict changes, so cached outcomes are not reused.
 VERDICT_VERSION = "1"
 GUARD_EXIT_CODES = (1, 2)
+SANDBOX_REFUSALS = ("the drafter's file ",)
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,8 @@ class Outcome:
 
     def problem(self) -> str | None:
         """Why this outcome is wrong, or None."""
+        if not self.launched and (self.message or "").startswith(SANDBOX_REFUSALS):
+            return None  # a guard that needs the model files, which the sandbox does not have
         if self.scenario == "defaults" and not self.launched:
             return f"does not start with its defaults (exit {self.exit_code}: {self.message})"
         if self.scenario == "SPEC_N=abc" and (self.launched or self.exit_code != 1):

@@ -72,7 +72,9 @@ def artifact_bytes(artifact: Artifact, key: str, lock: Lock | None) -> int:
     ):
         return int(entry["total_size"])
     if artifact.size is None:
-        raise FitError(f"the size of {key} is unknown (run `profilegen lock` to read it from the Hub)")
+        raise FitError(
+            f"the size of {key} is unknown (run `profilegen lock` to read it from the Hub)"
+        )
     return artifact.size.bytes
 
 
@@ -181,7 +183,7 @@ def vllm_inputs(registry: Registry, t: Target, lock: Lock | None) -> fm.VllmInpu
         max_model_len=env.max_model_len,
         max_num_seqs=env.max_num_seqs,
         max_num_batched_tokens=batched,
-        kv_cache_dtype=env.kv_cache_dtype,
+        kv_cache_dtype=env.kv_cache_dtype or "auto",
         model_dtype=arch.dtype
         if env.dtype in (None, "auto")
         else ("float16" if env.dtype == "half" else env.dtype),
@@ -210,8 +212,8 @@ def llamacpp_inputs(registry: Registry, t: Target, lock: Lock | None) -> fm.Llam
         gpus=tuple(_gpu_spec(t, i) for i in range(cards)),
         n_ctx=env.max_model_len,
         weights_bytes=artifact_bytes(model.artifacts[t.weights], f"{model.id}/{t.weights}", lock),
-        cache_type_k=env.kv_cache_dtype,
-        cache_type_v=env.kv_cache_dtype,
+        cache_type_k=env.kv_cache_dtype or "f16",
+        cache_type_v=env.kv_cache_dtype_v or env.kv_cache_dtype or "f16",
         n_parallel=env.max_num_seqs,
         n_ubatch=env.ubatch_size or 512,
         flash_attn=env.flash_attn is not False,

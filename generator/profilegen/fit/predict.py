@@ -159,6 +159,10 @@ def _engine_defaults(engine: str, env: Envelope, notes: list[str]) -> Envelope:
             f"tensor_split of {len(env.tensor_split)} cards dropped: the fit splits {cards} evenly"
         )
         return env.model_copy(update={"tensor_split": []})
+    if env.kv_cache_dtype is None:
+        default = "auto" if engine == "vllm" else "f16"
+        notes.append(f"KV-cache dtype unset: {engine}'s default ({default})")
+        env = env.model_copy(update={"kv_cache_dtype": default})
     if engine == "vllm" and env.gpu_memory_utilization is None:
         notes.append(f"gpu_memory_utilization unset: vLLM's default {VLLM_DEFAULT_UTIL}")
         env = env.model_copy(update={"gpu_memory_utilization": VLLM_DEFAULT_UTIL})
@@ -177,6 +181,11 @@ def retarget(
     engine = registry.engines[profile.engine].kind
     if engine not in MODELLED_ENGINES:
         raise UsageError(f"fit models vLLM and llama.cpp; {profile.id} runs {engine}")
+    if profile.envelope.offload is not None:
+        raise FitError(
+            f"{profile.id} keeps weights off the GPUs ({profile.envelope.offload}); "
+            "fit does not model offload"
+        )
     given = [n for n in VLLM_ONLY if getattr(opts, n) is not None]
     if engine != "vllm" and given:
         raise UsageError(f"--{given[0].replace('_', '-')} applies to vLLM profiles only")
@@ -230,7 +239,7 @@ def _result(t: Target, weights_bytes: int, **values: Any) -> FitResult:
         tp=env.tp,
         weights=t.weights,
         weights_bytes=weights_bytes,
-        kv_cache_dtype=env.kv_cache_dtype,
+        kv_cache_dtype=env.kv_cache_dtype or "auto",
         gpu_memory_utilization=env.gpu_memory_utilization,
         spec_n=t.spec_n,
         max_model_len=env.max_model_len,

@@ -41,7 +41,9 @@ class Engine(Strict):
     name: Text
     image: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._/-]*[a-z0-9]$")]
     # A tag, a digest or both; a digest alone pins an image built without an immutable tag.
-    tag: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")] | None = None
+    tag: (
+        Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")] | None
+    ) = None
     digest: Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None
     # Environment variable that lets a rig owner swap the image (e.g. VLLM_IMAGE).
     image_env: EnvName | None = None

@@ -96,7 +96,8 @@ class Patch(Strict):
     mount_dir: Id | None = None
     source: PatchSource
     # A single file mounted at exactly this path (a chat template), instead of a folder under
-    # the engine's patch root; such a patch has no steps.
+    # the engine's patch root; such a patch has no steps. A folder patch without steps is
+    # only delivered (and verified): the engine finds it by path (PYTHONPATH, a flag).
     mount_file: Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9_.@+/-]*$")] | None = None
     steps: list[Annotated[DiffStep | ScriptStep, Field(discriminator="method")]] = Field(
         default_factory=list
@@ -113,8 +114,6 @@ class Patch(Strict):
 
     @model_validator(mode="after")
     def _steps_use_files(self) -> Patch:
-        if self.mount_file is None and not self.steps:
-            raise ValueError("steps: a patch needs at least one step (or a mount_file)")
         if self.mount_file is not None and (self.steps or len(self.source.files) != 1):
             raise ValueError("mount_file: a mounted file is one source file and no steps")
         names = {f.path for f in self.source.files}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import Field, StringConstraints, model_validator
 
 from .common import (
     ComposeLiteral,
@@ -13,6 +13,7 @@ from .common import (
     Fraction,
     Id,
     PositiveInt,
+    Size,
     Status,
     Strict,
     Text,
@@ -35,12 +36,13 @@ class Envelope(Strict):
     pp: PositiveInt | None = None
     max_model_len: PositiveInt
     max_num_seqs: PositiveInt = 1
-    kv_cache_dtype: Word
+    # Unset: the engine's default (vLLM: the model's dtype; llama.cpp: f16); the flag is not passed.
+    kv_cache_dtype: Word | None = None
     gpu_memory_utilization: Fraction | None = None
     # Pins vLLM's KV pool in bytes instead of deriving it from the utilization.
     kv_cache_memory: PositiveInt | None = None
     max_num_batched_tokens: PositiveInt | None = None
-    long_prefill_token_threshold: PositiveInt | None = None
+    long_prefill_token_threshold: Annotated[int, Field(ge=0)] | None = None
     mamba_ssm_cache_dtype: Word | None = None
     mamba_cache_mode: Word | None = None
     attention_backend: Word | None = None
@@ -72,6 +74,11 @@ class Envelope(Strict):
     split_mode: Literal["none", "layer", "row", "graph"] | None = None
     tensor_split: list[Annotated[float, Field(gt=0)]] = Field(default_factory=list)
     flash_attn: bool | None = None
+    # Weights kept outside the GPUs: cpu-experts (llama.cpp MoE experts computed on the CPU),
+    # uva (vLLM pages experts over PCIe), prefetch (vLLM streams layers); host_ram is the
+    # host memory that needs at worst.
+    offload: Literal["cpu-experts", "uva", "prefetch"] | None = None
+    host_ram: Size | None = None
     # llama.cpp: a V-cache type other than the K type (kv_cache_dtype).
     kv_cache_dtype_v: Word | None = None
     # vLLM --compilation-config keys beyond the capture size and custom ops.
@@ -91,13 +98,14 @@ class SamplerRow(Strict):
     repetition_penalty: Annotated[float, Field(gt=0)] | None = None
 
 
-class Sampler(Strict):
-    temperature: Annotated[float, Field(ge=0)]
-    top_p: Annotated[float, Field(gt=0, le=1)]
-    top_k: Annotated[int, Field(ge=-1)]
-    min_p: Annotated[float, Field(ge=0, le=1)] = 0.0
-    presence_penalty: Annotated[float, Field(ge=-2, le=2)] = 0.0
-    repetition_penalty: Annotated[float, Field(gt=0)] | None = None
+class Sampler(SamplerRow):
+    """Default sampling parameters the engine applies; unset fields are not passed."""
+
+    @model_validator(mode="after")
+    def _something(self) -> Sampler:
+        if all(getattr(self, name) is None for name in type(self).model_fields):
+            raise ValueError("sampler: set at least one sampling parameter (or drop the sampler)")
+        return self
 
 
 class Serve(Strict):
@@ -109,11 +117,17 @@ class Serve(Strict):
         Annotated[str, StringConstraints(pattern=r"^[a-z_][a-z0-9_]*$")], Scalar
     ] = Field(default_factory=dict)
     sampler: Sampler | None = None
+    # Generation defaults beyond the sampler (vLLM --override-generation-config keys).
+    generation: dict[Annotated[str, StringConstraints(pattern=r"^[a-z_]+$")], JsonScalar] = Field(
+        default_factory=dict
+    )
     # The row ENABLE_THINKING=true switches to (fields it leaves unset keep the sampler's).
     sampler_thinking: SamplerRow | None = None
     # llama.cpp --reasoning-budget: tokens of thinking before the answer is forced.
     reasoning_budget: Annotated[int, Field(ge=-1)] | None = None
     language_model_only: bool = False
+    # llama.cpp --jinja: render the checkpoint's chat template with Jinja.
+    jinja: bool = False
     # Why the engine loads the checkpoint with remote code (--trust-remote-code); the model's
     # own reason (Model.trust_remote_code) applies to every profile of it.
     trust_remote_code: Text | None = None
@@ -227,7 +241,8 @@ class Profile(Strict):
     abstract: bool = False
     extends: Id | None = None
     upstream_key: (
-        Annotated[str, StringConstraints(pattern=r"^[a-z.-]+/[a-z0-9][a-z0-9._-]*$")] | None
+        Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9.-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")]
+        | None
     ) = None
     # The upstream catalogue revision this profile was taken from (a commit, 8-40 hex).
     upstream_rev: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{8,40}$")] | None = None
@@ -263,5 +278,11 @@ class Profile(Strict):
     caveats: list[Text] = Field(default_factory=list)
     siblings: list[Id] = Field(default_factory=list)
     deviations: list[Deviation] = Field(default_factory=list)
+    # How this profile's command spells a fact's flag, where its engine build's usual one
+    # differs (`max_model_len: --ctx-size`): the same flag, written as the measured server did.
+    spellings: dict[
+        Annotated[str, StringConstraints(pattern=r"^[a-z_]+$")],
+        Annotated[str, StringConstraints(pattern=r"^-{1,2}[A-Za-z0-9][A-Za-z0-9-]*$")],
+    ] = Field(default_factory=dict)
     evidence: list[Evidence] = Field(default_factory=list)
     notes: Text | None = None

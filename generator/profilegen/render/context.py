@@ -28,11 +28,16 @@ class RenderError(ProfilegenError):
 
 
 def served_names(registry: Registry, profile: Profile) -> list[str]:
-    """What the engine answers to; vLLM and SGLang fall back to the model's served name."""
-    names = list(profile.serve.served_names)
-    if not names and registry.engines[profile.engine].kind != "llama.cpp":
-        names = [registry.models[profile.model].served_name]
-    return names
+    """What the engine answers to: the profile's names; without them vLLM and SGLang serve the
+    model's served name and llama-server the path of the weights file it loaded."""
+    if profile.serve.served_names:
+        return list(profile.serve.served_names)
+    engine = registry.engines[profile.engine]
+    if engine.kind != "llama.cpp":
+        return [registry.models[profile.model].served_name]
+    weights = registry.models[profile.model].artifacts[profile.weights]
+    path = f"{engine.model_mount}/{weights.local_dir}"
+    return [f"{path}/{weights.files[0]}" if weights.files else path]
 
 
 def container_name(registry: Registry, profile: Profile) -> str:
@@ -118,8 +123,8 @@ class Context:
         return Slot(env, SLOT_KINDS.get(tunable.type, "word"))
 
     def flag(self, fact: str, default: str) -> str:
-        """The engine build's spelling of a fact's flag."""
-        return self.engine.spellings.get(fact, default)
+        """How this profile (or else its engine build) spells a fact's flag."""
+        return self.profile.spellings.get(fact) or self.engine.spellings.get(fact, default)
 
     def fact(self, fact: str, default_flag: str, *values: Any) -> Arg | None:
         """The argument for a modelled fact, or None when the profile leaves it unset."""

@@ -32,8 +32,10 @@ def format_default(value: Any, kind: str) -> str:
     if isinstance(value, float):
         return json.dumps(value)
     if isinstance(value, list | tuple):
-        # llama.cpp's `-ts 0.55,0.45`: a list default is one comma-separated word.
-        return ",".join(format_default(item, kind) for item in value)
+        # llama.cpp's `-ts 0.55,0.45` (and `1,1`): a list default is one comma-separated word.
+        return ",".join(
+            f"{item:g}" if isinstance(item, float) else format_default(item, kind) for item in value
+        )
     return str(value)
 
 
@@ -71,7 +73,9 @@ def effective_tunables(registry: Registry, profile: Profile) -> list[EffectiveTu
                 tunable.type,
                 tunable.help,
                 tunable.scope,
-                thinking_default=None if thinking is None else format_default(thinking, tunable.type),
+                thinking_default=None
+                if thinking is None
+                else format_default(thinking, tunable.type),
             )
         )
     for patch_id in profile.patches:

@@ -10,7 +10,11 @@ from .base import CheckContext, rule
 GGUF_ENGINES = {"llama.cpp"}
 
 
-@rule("port-clash", "host ports are unique across models (one model's profiles may share)")
+@rule(
+    "port-clash",
+    "profiles of different models on one host port cannot run at the same time",
+    Severity.WARNING,
+)
 def ports(ctx: CheckContext) -> Iterator[Finding]:
     reg = ctx.registry
     by_port: dict[int, list[str]] = {}
@@ -25,8 +29,9 @@ def ports(ctx: CheckContext) -> Iterator[Finding]:
             yield ctx.finding(
                 "port-clash",
                 reg.where("profiles", ident, ("port",)),
-                f"port {port} is also used by {', '.join(others)}, which serve another model",
-                hint="profiles of the same model may share a port, as upstream allows; pick a free one",
+                f"port {port} is also used by {', '.join(others)}, which serve another model: "
+                "they cannot run at the same time",
+                hint="pick a free port if both should run together (PORT overrides it at boot)",
             )
 
 

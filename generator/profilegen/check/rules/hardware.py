@@ -72,7 +72,8 @@ def kv_dtype(ctx: CheckContext) -> Iterator[Finding]:
         env = p.envelope
         engine = reg.engines[p.engine]
         gpu = reg.gpus[reg.rigs[p.rig].gpu]
-        if engine.kv_cache_dtypes and env.kv_cache_dtype not in engine.kv_cache_dtypes:
+        known = engine.kv_cache_dtypes
+        if known and env.kv_cache_dtype is not None and env.kv_cache_dtype not in known:
             yield ctx.finding(
                 "hw-kv-dtype",
                 _at(ctx, p, "envelope", "kv_cache_dtype"),
@@ -82,7 +83,7 @@ def kv_dtype(ctx: CheckContext) -> Iterator[Finding]:
             continue
         backend = env.attention_backend
         accepted = gpu.kv_dtypes_by_backend.get(backend or "")
-        if backend and accepted is not None and env.kv_cache_dtype not in accepted:
+        if backend and accepted is not None and (env.kv_cache_dtype or "auto") not in accepted:
             yield ctx.finding(
                 "hw-kv-dtype",
                 _own(ctx, p, ("envelope", "kv_cache_dtype"), ("envelope", "attention_backend")),
@@ -96,7 +97,7 @@ def _requirement_problems(req: Requirements, p: Profile, engine_kind: str) -> li
     out = []
     if req.engines and engine_kind not in req.engines:
         out.append(("engine", f"engine {engine_kind} (needs {', '.join(req.engines)})"))
-    if req.kv_cache_dtypes and env.kv_cache_dtype not in req.kv_cache_dtypes:
+    if req.kv_cache_dtypes and (env.kv_cache_dtype or "auto") not in req.kv_cache_dtypes:
         out.append(
             (
                 "envelope.kv_cache_dtype",
@@ -191,7 +192,9 @@ def memory(ctx: CheckContext) -> Iterator[Finding]:
         weights = reg.models[p.model].artifacts[p.weights].size_bytes
         cards = min(env.tp, rig.count)
         budget = gpu.vram.bytes * (util or 1.0) * cards
-        if weights is not None and weights > budget:
+        if env.offload is not None and env.host_ram is not None:
+            budget += env.host_ram.bytes
+        if weights is not None and weights > budget and (env.offload is None or env.host_ram):
             yield ctx.finding(
                 "hw-memory",
                 _at(ctx, p, "weights"),

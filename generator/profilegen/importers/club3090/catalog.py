@@ -66,7 +66,9 @@ def _from_python(source: str) -> list[Entry]:
     try:
         tree = ast.parse(source)
     except SyntaxError as exc:
-        raise UsageError(f"{REGISTRY_PY}: cannot be parsed ({exc.msg}, line {exc.lineno})") from None
+        raise UsageError(
+            f"{REGISTRY_PY}: cannot be parsed ({exc.msg}, line {exc.lineno})"
+        ) from None
     out: dict[str, Entry] = {}
     for node in ast.walk(tree):
         if not isinstance(node, ast.Dict):
@@ -77,7 +79,7 @@ def _from_python(source: str) -> list[Entry]:
             if isinstance(value, ast.Call) and getattr(value.func, "id", None) == "_entry":
                 out[key.value] = Entry(key.value, _keywords(value))
     if not out:
-        raise UsageError(f"{REGISTRY_PY}: no `\"key\": _entry(...)` items found")
+        raise UsageError(f'{REGISTRY_PY}: no `"key": _entry(...)` items found')
     return list(out.values())
 
 

@@ -12,6 +12,7 @@ from ruamel.yaml.error import YAMLError
 from ...errors import UsageError
 from .words import binding, default_value, split_words
 
+_HEADER = re.compile(r"^# ([A-Z][A-Za-z-]+): (\S.*)$", re.M)
 _PORT = re.compile(r"^(?:(?P<host>.*):)?(?P<published>[^:]+):(?P<target>\d+)(?:/tcp)?$")
 
 
@@ -32,6 +33,8 @@ class ComposeFile:
     script: str | None = None
     image_entrypoint: bool = False  # no entrypoint: the image's own runs the command
     volumes: list[Volume] = field(default_factory=list)
+    # Machine-readable header lines (`# Tensor-parallel: 4`), by lower-cased name.
+    header: dict[str, str] = field(default_factory=dict)
 
     @property
     def image(self) -> str:
@@ -73,7 +76,9 @@ def parse_compose(path: str, text: str) -> ComposeFile:
         raise UsageError(f"{path}: service {name!r} is not a mapping")
     out = ComposeFile(path, str(name), service)
     command = service.get("command")
-    out.words = split_words(command) if isinstance(command, str) else [str(w) for w in command or []]
+    out.words = (
+        split_words(command) if isinstance(command, str) else [str(w) for w in command or []]
+    )
     out.env = _environment(path, service.get("environment"))
     entrypoint = service.get("entrypoint")
     if entrypoint is None:
@@ -84,6 +89,7 @@ def parse_compose(path: str, text: str) -> ComposeFile:
         out.script = str(command[0]) if isinstance(command, list) and command else None
         out.words = []
     out.volumes = [_volume(v) for v in service.get("volumes") or []]
+    out.header = {m[1].lower(): m[2].strip() for m in _HEADER.finditer(text)}
     return out
 
 
@@ -99,7 +105,9 @@ def _environment(path: str, env: Any) -> dict[str, str | None]:
 
 def _volume(item: Any) -> Volume:
     if isinstance(item, dict):
-        return Volume(str(item.get("source", "")), str(item.get("target", "")), bool(item.get("read_only")))
+        return Volume(
+            str(item.get("source", "")), str(item.get("target", "")), bool(item.get("read_only"))
+        )
     parts = str(item).rsplit(":", 2)
     if len(parts) == 3 and parts[2] in ("ro", "rw", "z", "Z", "ro,z"):
         return Volume(parts[0], parts[1], "ro" in parts[2])

@@ -20,6 +20,7 @@ class Tree:
     commit: str | None = None
     _listing: list[str] | None = field(default=None, repr=False)
     _cache: dict[str, bytes | None] = field(default_factory=dict, repr=False)
+    _set: frozenset[str] | None = field(default=None, repr=False)
 
     @classmethod
     def open(cls, path: Path, rev: str | None) -> Tree:
@@ -49,10 +50,20 @@ class Tree:
                 self._listing = sorted(n for n in out.decode().split("\0") if n)
         return self._listing
 
+    def is_file(self, path: str) -> bool:
+        return path in self._file_set()
+
+    def _file_set(self) -> frozenset[str]:
+        if self._set is None:
+            self._set = frozenset(self.files())
+        return self._set
+
     def read(self, path: str) -> bytes | None:
         """The file's bytes at the revision, or None when it does not exist."""
         if path not in self._cache:
-            if self.commit is None:
+            if not self.is_file(path):
+                self._cache[path] = None
+            elif self.commit is None:
                 target = (self.root / path).resolve()
                 inside = target.is_relative_to(self.root.resolve())
                 self._cache[path] = target.read_bytes() if inside and target.is_file() else None

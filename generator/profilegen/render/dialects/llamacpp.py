@@ -40,7 +40,7 @@ def _args(ctx: Context) -> list[Arg | None]:
     p, env, f = ctx.profile, ctx.profile.envelope, ctx.fact
     serve = p.serve
     kv = ctx.value("KV_TYPE", env.kv_cache_dtype)
-    names = ctx.served_names
+    names = ctx.profile.serve.served_names
     return [
         f("model", "-m", _file(ctx, ctx.weights)),
         f("mmproj", "--mmproj", _file(ctx, ctx.mmproj) if ctx.mmproj else None),
@@ -57,7 +57,7 @@ def _args(ctx: Context) -> list[Arg | None]:
         f("cache_type_v", "--cache-type-v",
           kv if env.kv_cache_dtype_v is None else ctx.value("KV_TYPE_V", env.kv_cache_dtype_v)),
         f("max_num_seqs", "-np", ctx.value("NP", env.max_num_seqs)),
-        f("jinja", "--jinja"),
+        ctx.switch("jinja", serve.jinja or None, "--jinja", None),
         f("chat_template", "--chat-template-file", serve.chat_template),
         f("reasoning", "--reasoning", _reasoning(ctx)),
         f("reasoning_budget", "--reasoning-budget", serve.reasoning_budget),
@@ -102,7 +102,7 @@ def _spec(ctx: Context) -> tuple[Arg, ...]:
     spec_type = ctx.engine.spec_types.get(drafter.method, SPEC_TYPES.get(drafter.method))
     flag = ctx.flag("spec_type", "--spec-type")
     args = []
-    if ctx.engine.spec_style == "compound":
+    if ctx.engine.spec_style == "compound" and spec_type is not None:
         # ik_llama: `--spec-type mtp:n_max=N,p_min=P`, the width inside the value.
         parts: list[str | Var] = [f"{spec_type}:n_max=", Var("SPEC_N")]
         if use.min_probability is not None:

@@ -65,11 +65,16 @@ def _args(ctx: Context) -> list[Arg | None]:
         ctx.switch("auto_tool_choice", serve.auto_tool_choice or None, "--enable-auto-tool-choice", None),
         f("tool_call_parser", "--tool-call-parser", serve.tool_call_parser),
         f("chat_template_kwargs", "--default-chat-template-kwargs", Json(kw) if kw else None),
-        f("sampler", "--override-generation-config", Json(sampler) if sampler else None),
+        f("sampler", "--override-generation-config", _generation(ctx, sampler)),
         *extra_args(ctx),
         f("host", "--host", "0.0.0.0"),
         f("port", "--port", ctx.engine.container_port),
     ]  # fmt: skip
+
+
+def _generation(ctx: Context, sampler: dict[str, Any] | None) -> Json | None:
+    config = {**(sampler or {}), **ctx.profile.serve.generation}
+    return Json(config) if config else None
 
 
 def _compilation(ctx: Context) -> Json | None:

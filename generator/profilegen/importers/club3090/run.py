@@ -1,0 +1,203 @@
+"""`profilegen import club3090`: read the catalogue, build our entities, prove them, write them."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+from ...errors import UsageError
+from ...registry import KINDS, file_model
+from ..emit import document
+from .build import Importer
+from .entities import Catalogue, Note
+from .catalog import read_catalog
+from .factor import factor
+from .source import Tree
+
+MARKER = "Imported by `profilegen import club3090` from noonghunna/club-3090"
+# Keys a maintainer curates in our registry; a re-import keeps them from the existing file.
+CURATED = {
+    "profiles": ("title", "rig", "evidence", "caveats", "best_for", "siblings", "notes",
+                 "template_note", "deviations"),
+    "patches": ("title", "capability", "drop_when", "upstream_ref", "effects", "requires",
+                "foundational"),
+}  # fmt: skip
+RIG_GPUS = {"3090": "rtx-3090", "5090": "rtx-5090"}
+UNMEASURED = (
+    "club-3090 rates this production; its measurements are not recorded in this registry yet, "
+    "so it is listed as caveats until an evidence record is added."
+)
+
+
+@dataclass(frozen=True)
+class ImportOptions:
+    source: Path
+    rev: str | None = None
+    only: tuple[str, ...] = ()
+    dry_run: bool = False
+
+
+@dataclass
+class Plan:
+    files: dict[Path, bytes]
+    notes: list[Note]
+    keys: int
+
+
+def plan_import(root: Path, opts: ImportOptions) -> Plan:
+    """Every file the import writes (validated), and what it reports; writes nothing."""
+    tree = Tree.open(opts.source, opts.rev)
+    where, entries = read_catalog(tree)
+    known = {e.key for e in entries}
+    unknown = sorted(set(opts.only) - known)
+    if unknown:
+        raise UsageError(
+            f"{where} at {tree.rev or 'the work tree'} has no key {', '.join(unknown)}"
+        )
+    chosen = [e for e in entries if not opts.only or e.key in opts.only]
+    importer = Importer(tree, tree.commit[:8] if tree.commit else None)
+    for entry in chosen:
+        importer.add(entry)
+    out = importer.finish()
+    files: dict[Path, bytes] = {}
+    for kind, ident, data, header in _entities(out, root):
+        path = root / "registry" / kind / f"{ident}.yaml"
+        merged = _merge(kind, data, _existing(path))
+        _validate(kind, path, merged, root)
+        files[path] = document(kind, merged, header).encode()
+    return Plan(files, out.notes, len(chosen))
+
+
+def _entities(out: Catalogue, root: Path) -> list[tuple[str, str, dict[str, Any], list[str]]]:
+    made = f"{MARKER}."
+    items: list[tuple[str, str, dict[str, Any], list[str]]] = []
+    for ident, build in sorted(out.engines.items()):
+        items.append(("engines", ident, build.entity(), [made]))
+    for ident, model in sorted(out.models.items()):
+        items.append(("models", ident, _served(model, out), [made]))
+    for ident, drafter in sorted(out.drafters.items()):
+        items.append(("drafters", ident, drafter, [made]))
+    for ident, patch in sorted(out.patches.items()):
+        items.append(
+            (
+                "patches",
+                ident,
+                patch,
+                [made, "Files are fetched by pinned URL and checked against their sha256."],
+            )
+        )
+    for rig in sorted(out.rigs):
+        if not (root / "registry" / "rigs" / f"{rig}.yaml").is_file():
+            items.append(("rigs", rig, _rig(rig), [made]))
+    for ident, profile in sorted(factor(out.profiles).items()):
+        key = profile.get("upstream_key")
+        header = [
+            f"{MARKER} ({key})." if key else f"{MARKER}: shared by the profiles that extend it."
+        ]
+        items.append(("profiles", ident, profile, header))
+    return items
+
+
+def _served(model: dict[str, Any], out: Catalogue) -> dict[str, Any]:
+    """The model's served name: the first name its vLLM profiles serve, else its id."""
+    for profile in out.profiles.values():
+        names = profile.get("serve", {}).get("served_names")
+        if profile["model"] == model["id"] and names and profile["engine"].startswith("vllm"):
+            return {**model, "served_name": names[0]}
+    return model
+
+
+def _rig(ident: str) -> dict[str, Any]:
+    count, _, rest = ident.partition("x")
+    card = rest.split("-")[0]
+    data: dict[str, Any] = {"id": ident, "name": f"{count}x RTX {card}", "gpu": RIG_GPUS.get(card, "rtx-3090"),
+                            "count": int(count)}  # fmt: skip
+    if int(count) > 1:
+        data["interconnect"] = {"kind": "pcie"}
+    return data
+
+
+def _existing(path: Path) -> dict[str, Any] | None:
+    try:
+        data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+    except (OSError, YAMLError, UnicodeDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _merge(kind: str, new: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
+    """The import's facts, with what a maintainer curated in the existing file kept."""
+    merged = _merge_kept(kind, new, old)
+    if kind == "profiles" and merged.get("status") == "production" and not merged.get("evidence"):
+        # Production means measured evidence here; until it is recorded, caveats it is.
+        merged["status"] = "caveats"
+        caveats = list(merged.get("caveats", []))
+        merged["caveats"] = caveats if UNMEASURED in caveats else [*caveats, UNMEASURED]
+    if kind == "profiles" and old is not None and _unchanged(merged, old):
+        merged["upstream_rev"] = old["upstream_rev"]  # upstream did not change it
+    return merged
+
+
+def _merge_kept(kind: str, new: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
+    if old is None:
+        return new
+    if kind == "patches" and _files(old) == _files(new):
+        new = {**new, "source": old["source"]}  # the same bytes: keep the URL they were pinned at
+    if kind == "engines":
+        # Imports at several revisions add to an engine's vocabulary; none takes from it.
+        for key in ("flags", "kv_cache_dtypes"):
+            merged_list = list(new.get(key, []))
+            merged_list += [x for x in old.get(key, []) if x not in merged_list]
+            new = {**new, key: merged_list}
+    if kind == "profiles" or kind == "patches":
+        out = dict(new)
+        for key in CURATED[kind]:
+            if key in old:
+                out[key] = copy.deepcopy(old[key])
+        return out
+    merged: dict[str, Any] = _deep(old, new)
+    return merged
+
+
+def _unchanged(new: dict[str, Any], old: dict[str, Any]) -> bool:
+    """The same facts as the existing file (its curated keys and revision aside)."""
+    skip = {"upstream_rev", *CURATED["profiles"]}
+    return "upstream_rev" in old and {k: v for k, v in new.items() if k not in skip} == {
+        k: v for k, v in old.items() if k not in skip
+    }
+
+
+def _files(patch: dict[str, Any]) -> list[tuple[str, str]]:
+    source = patch.get("source") or {}
+    return sorted((f.get("path"), f.get("sha256")) for f in source.get("files", []))
+
+
+def _deep(old: Any, new: Any) -> Any:
+    """New values win; keys only the old file has (facts upstream does not state) are kept."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        merged = {k: _deep(old.get(k), v) if k in old else v for k, v in new.items()}
+        for key, value in old.items():
+            merged.setdefault(key, value)
+        return merged
+    return new
+
+
+def _validate(kind: str, path: Path, data: dict[str, Any], root: Path) -> None:
+    try:
+        file_model(kind).model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(p) for p in error["loc"])
+        rel = path.relative_to(root).as_posix()
+        what = {"patches": "patch"}.get(kind, kind[:-1])
+        at = f" at {where}" if where else ""
+        raise UsageError(f"{rel}: the imported {what} is not valid{at}: {error['msg']}") from None
+
+
+__all__ = ["KINDS", "ImportOptions", "Plan", "plan_import"]

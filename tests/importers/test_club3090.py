@@ -1,0 +1,225 @@
+"""`profilegen import club3090` on small upstream-shaped trees written for these tests."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.support.cli import Run, invoke_in
+
+from .fixtures import LLAMA_COMPOSE, VLLM_COMPOSE, base_files, commit, write_tree
+
+REAL = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def upstream(tmp_path: Path) -> tuple[Path, str]:
+    repo = tmp_path / "club-3090"
+    files = base_files()
+    files["models/tiny-9b/llama-cpp/compose/single/gguf-q4/base.yml"] = LLAMA_COMPOSE.replace(
+        "${PORT:-8202}", "${PORT:-8203}"
+    )
+    return repo, commit(repo, files, "catalogue")
+
+
+@pytest.fixture
+def target(tmp_path: Path) -> Path:
+    """An empty registry: the GPU the rigs need and the schemas."""
+    root = tmp_path / "ours"
+    (root / "registry" / "gpus").mkdir(parents=True)
+    shutil.copy(REAL / "registry/gpus/rtx-3090.yaml", root / "registry/gpus/rtx-3090.yaml")
+    shutil.copytree(REAL / "schema", root / "schema")
+    return root
+
+
+def run(root: Path, *args: str) -> Run:
+    return invoke_in(root, *args)
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_an_imported_catalogue_checks_clean(upstream: tuple[Path, str], target: Path) -> None:
+    repo, rev = upstream
+    result = run(target, "import", "club3090", str(repo), "--rev", rev)
+    assert result.code == 0, result.text
+    assert "wrote registry/profiles/tiny-dual-fast.yaml" in result.out
+    for args in (("render", "--all"), ("lock", "--offline")):
+        assert run(target, *args).code == 0
+    check = run(target, "check")
+    assert check.code == 0, check.text
+    shown = json.loads(run(target, "show", "vllm/tiny-dual-fast", "--format", "json").out)
+    assert (shown["upstream_key"], shown["upstream_rev"]) == ("vllm/tiny-dual-fast", rev[:8])
+    assert shown["serve"]["gateway_aliases"] == ["tiny-fast"]
+
+
+def test_the_imported_profile_runs_what_the_compose_runs(
+    upstream: tuple[Path, str], target: Path
+) -> None:
+    repo, rev = upstream
+    assert run(target, "import", "club3090", str(repo), "--rev", rev).code == 0
+    vllm = json.loads(run(target, "explain", "tiny-dual-fast", "--format", "json").out)
+    argv = vllm["argv"]
+    pairs = dict(zip(argv, argv[1:], strict=False))
+    assert pairs["--model"] == "/root/.cache/huggingface/tiny-9b-int4"
+    assert pairs["--mamba-backend"] == "triton"  # not modelled: carried verbatim
+    assert json.loads(pairs["--speculative-config"]) == {
+        "method": "mtp",
+        "num_speculative_tokens": 3,
+    }
+    assert json.loads(pairs["--override-generation-config"]) == {
+        "temperature": 0.7,
+        "top_p": 0.8,
+        "top_k": 20,
+    }
+    assert "--disable-custom-all-reduce" in argv and "--enable-prefix-caching" in argv
+    assert vllm["env"]["NCCL_P2P_DISABLE"] == "1" and vllm["patches"][-1][:3] == [
+        "script",
+        "tiny-fix",
+        "install.sh",
+    ]
+    off = json.loads(
+        run(target, "explain", "tiny-dual-fast", "-e", "SPEC=off", "--format", "json").out
+    )
+    assert "--speculative-config" not in off["argv"]
+    llama = json.loads(run(target, "explain", "tiny-single-q4", "--format", "json").out)
+    assert llama["exe"] == "llama-server"
+    assert llama["argv"][:2] == ["-m", "/models/tiny-9b-gguf/q4/Tiny-9B-Q4_K_M.gguf"]
+    assert {"--no-mmap", "--jinja", "-fa"} <= set(llama["argv"])
+
+
+def test_reimporting_the_same_revision_changes_nothing(
+    upstream: tuple[Path, str], target: Path
+) -> None:
+    repo, rev = upstream
+    assert run(target, "import", "club3090", str(repo), "--rev", rev).code == 0
+    before = snapshot(target)
+    again = run(target, "import", "club3090", str(repo), "--rev", rev)
+    assert again.code == 0 and "0 files changed" in again.out
+    assert snapshot(target) == before
+
+
+def test_a_newer_revision_is_a_small_reviewable_diff(
+    upstream: tuple[Path, str], target: Path
+) -> None:
+    repo, rev = upstream
+    assert run(target, "import", "club3090", str(repo), "--rev", rev).code == 0
+    newer = commit(repo, {"models/tiny-9b/vllm/compose/dual/int4/mtp.yml": VLLM_COMPOSE.replace(
+        "${MAX_MODEL_LEN:-65536}", "${MAX_MODEL_LEN:-49152}")}, "shorter context")  # fmt: skip
+    result = run(target, "import", "club3090", str(repo), "--rev", newer)
+    changed = [line.split()[-1] for line in result.out.splitlines() if line.startswith("wrote ")]
+    assert "registry/profiles/tiny-dual-fast.yaml" in changed
+    assert "max_model_len: 49152" in (target / "registry/profiles/tiny-dual-fast.yaml").read_text()
+    assert not any(path.startswith(("registry/models/", "registry/patches/")) for path in changed)
+
+
+def test_what_is_not_modelled_and_what_disagrees_is_listed(
+    upstream: tuple[Path, str], target: Path
+) -> None:
+    repo, rev = upstream
+    result = run(target, "import", "club3090", str(repo), "--rev", rev, "--dry-run")
+    assert (
+        "escape: vllm/tiny-dual-fast: not modelled, kept as extra arguments: --mamba-backend triton"
+        in result.err
+    )
+    assert (
+        "escape: llamacpp/tiny-single-q4: not modelled, kept as extra arguments: --no-mmap"
+        in result.err
+    )
+    assert (
+        "drift: llamacpp/tiny-single-q4: registry default_port 8202 vs compose 8203 "
+        "(models/tiny-9b/llama-cpp/compose/single/gguf-q4/base.yml); imported the compose's"
+    ) in result.err
+    assert "would write registry/profiles/tiny-dual-fast.yaml" in result.out
+    assert not (target / "registry" / "profiles").exists()  # a dry run writes nothing
+
+
+def test_only_imports_the_named_keys(upstream: tuple[Path, str], target: Path) -> None:
+    repo, rev = upstream
+    result = run(
+        target, "import", "club3090", str(repo), "--rev", rev, "--only", "llamacpp/tiny-single-q4"
+    )
+    assert result.code == 0, result.text
+    assert sorted(p.name for p in (target / "registry/profiles").iterdir()) == [
+        "tiny-single-q4.yaml"
+    ]
+
+
+def test_the_older_python_registry_is_read_without_running_it(tmp_path: Path, target: Path) -> None:
+    repo = tmp_path / "older"
+    files = base_files()
+    del files["scripts/lib/profiles/registry.yaml"]
+    files["scripts/lib/profiles/compose_registry.py"] = (
+        "import os\nos.system('touch pwned')\n"
+        "COMPOSE_REGISTRY = {\n"
+        "    'llamacpp/tiny-single-q4': _entry(model='tiny-9b', weights_variant='gguf-q4',\n"
+        "        engine='llama-cpp-local', drafter=None, tp=1, max_ctx=32768, max_num_seqs=1,\n"
+        "        mem_util=None, default_port=8202, status='experimental',\n"
+        "        compose_path='models/tiny-9b/llama-cpp/compose/single/gguf-q4/base.yml'),\n"
+        "}\n"
+    )
+    rev = commit(repo, files, "older layout")
+    result = run(target, "import", "club3090", str(repo), "--rev", rev)
+    assert result.code == 0, result.text
+    assert (target / "registry/profiles/tiny-single-q4.yaml").is_file()
+    assert not (target / "pwned").exists() and not Path("pwned").exists()
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            {"models/tiny-9b/vllm/compose/dual/int4/mtp.yml": "services: [\n"},
+            "error: models/tiny-9b/vllm/compose/dual/int4/mtp.yml: not valid YAML",
+        ),
+        (
+            {"scripts/lib/profiles/registry.yaml": "entries: [1, 2]\n"},
+            "error: scripts/lib/profiles/registry.yaml: no `entries:` mapping",
+        ),
+        (
+            {"models/tiny-9b/vllm/compose/dual/int4/mtp.yml": "services:\n  a: {}\n  b: {}\n"},
+            "error: models/tiny-9b/vllm/compose/dual/int4/mtp.yml: expected exactly one service under `services:`",
+        ),
+    ],
+)
+def test_a_malformed_catalogue_is_refused_and_nothing_is_written(
+    tmp_path: Path, target: Path, change: dict[str, str], message: str
+) -> None:
+    repo = tmp_path / "broken"
+    rev = commit(repo, {**base_files(), **change}, "broken")
+    before = snapshot(target)
+    result = run(target, "import", "club3090", str(repo), "--rev", rev)
+    assert result.code == 2
+    assert result.err.strip().splitlines()[0].startswith(message), result.err
+    assert snapshot(target) == before
+
+
+def test_bad_sources_are_usage_errors(
+    upstream: tuple[Path, str], target: Path, tmp_path: Path
+) -> None:
+    repo, _ = upstream
+    cases = [
+        (["--rev", "0000000"], "error: '0000000' is not a commit of"),
+        (
+            ["--only", "vllm/nope"],
+            "error: scripts/lib/profiles/registry.yaml at HEAD has no key vllm/nope",
+        ),
+    ]
+    for extra, message in cases:
+        result = run(target, "import", "club3090", str(repo), *extra)
+        assert result.code == 2 and result.err.startswith(message), result.err
+    plain = tmp_path / "plain"
+    write_tree(plain, base_files())
+    result = run(target, "import", "club3090", str(plain), "--rev", "HEAD")
+    assert result.code == 2 and "is not a git repository: --rev needs one" in result.err
+    assert (
+        run(target, "import", "club3090", str(plain), "--dry-run").code == 0
+    )  # a plain folder works
