@@ -15,8 +15,8 @@ from ...errors import UsageError
 from ...registry import KINDS, file_model
 from ..emit import document
 from .build import Importer
-from .entities import Catalogue, Note
 from .catalog import read_catalog
+from .entities import Catalogue, Note
 from .factor import factor
 from .source import Tree
 
