@@ -128,6 +128,7 @@ services:
       - --enable-prefix-caching
       - --mamba-backend
       - triton
+      - --disable-log-stats
       - --override-generation-config
       - '{"temperature":${TEMP:-0.7},"top_p":${TOP_P:-0.8},"top_k":${TOP_K:-20}}'
       - --host
@@ -159,6 +160,7 @@ services:
       -np ${NP:-1}
       --jinja
       --no-mmap
+      --no-warmup
 """
 INSTALL = "#!/bin/bash\necho fixed\n"
 

@@ -70,7 +70,8 @@ def test_the_imported_profile_runs_what_the_compose_runs(
     argv = vllm["argv"]
     pairs = dict(zip(argv, argv[1:], strict=False))
     assert pairs["--model"] == "/root/.cache/huggingface/tiny-9b-int4"
-    assert pairs["--mamba-backend"] == "triton"  # not modelled: carried verbatim
+    assert pairs["--mamba-backend"] == "triton"  # modelled: runtime.mamba_backend
+    assert "--disable-log-stats" in argv  # not modelled: carried verbatim
     assert json.loads(pairs["--speculative-config"]) == {
         "method": "mtp",
         "num_speculative_tokens": 3,
@@ -93,7 +94,7 @@ def test_the_imported_profile_runs_what_the_compose_runs(
     llama = json.loads(run(target, "explain", "tiny-single-q4", "--format", "json").out)
     assert llama["exe"] == "llama-server"
     assert llama["argv"][:2] == ["-m", "/models/tiny-9b-gguf/q4/Tiny-9B-Q4_K_M.gguf"]
-    assert {"--no-mmap", "--jinja", "-fa"} <= set(llama["argv"])
+    assert {"--no-mmap", "--no-warmup", "--jinja", "-fa"} <= set(llama["argv"])
 
 
 def test_reimporting_the_same_revision_changes_nothing(
@@ -127,11 +128,11 @@ def test_what_is_not_modelled_and_what_disagrees_is_listed(
     repo, rev = upstream
     result = run(target, "import", "club3090", str(repo), "--rev", rev, "--dry-run")
     assert (
-        "escape: vllm/tiny-dual-fast: not modelled, kept as extra arguments: --mamba-backend triton"
+        "escape: vllm/tiny-dual-fast: not modelled, kept as extra arguments: --disable-log-stats"
         in result.err
     )
     assert (
-        "escape: llamacpp/tiny-single-q4: not modelled, kept as extra arguments: --no-mmap"
+        "escape: llamacpp/tiny-single-q4: not modelled, kept as extra arguments: --no-warmup"
         in result.err
     )
     assert (

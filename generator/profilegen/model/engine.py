@@ -86,6 +86,11 @@ class Engine(Strict):
         Annotated[str, StringConstraints(pattern=r"^[a-z0-9_-]+$")],
     ] = Field(default_factory=dict)
     spec_style: Literal["flags", "compound"] = "flags"
+    # On/off facts this build switches on with the bare flag and off by leaving it out
+    # (ik_llama's `--fit`), where its family writes `FLAG on|off`.
+    bare_switches: list[Annotated[str, StringConstraints(pattern=r"^[a-z_]+$")]] = Field(
+        default_factory=list
+    )
     notes: Text | None = None
 
     @model_validator(mode="after")

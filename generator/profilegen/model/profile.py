@@ -18,6 +18,7 @@ from .common import (
     Strict,
     Text,
 )
+from .runtime import Runtime
 
 Word = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.+:-]{1,64}$")]
 ContainerPath = Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9_.@+/-]*$")]
@@ -35,6 +36,9 @@ class Envelope(Strict):
     # Pipeline-parallel size (vLLM --pipeline-parallel-size); unset: the flag is not passed.
     pp: PositiveInt | None = None
     max_model_len: PositiveInt
+    # llama.cpp: no context flag; the engine sizes its context itself (the model's maximum,
+    # or less where --fit shrinks it) and max_model_len is what it is expected to reach.
+    auto_context: bool = False
     max_num_seqs: PositiveInt = 1
     # Unset: the engine's default (vLLM: the model's dtype; llama.cpp: f16); the flag is not passed.
     kv_cache_dtype: Word | None = None
@@ -85,6 +89,11 @@ class Envelope(Strict):
     compilation: dict[Annotated[str, StringConstraints(pattern=r"^[a-z_]+$")], JsonValue] = Field(
         default_factory=dict
     )
+
+    @property
+    def context_flag(self) -> int | None:
+        """The context the command passes (None where the engine sizes it)."""
+        return None if self.auto_context else self.max_model_len
 
 
 class SamplerRow(Strict):
@@ -153,6 +162,11 @@ class DrafterUse(Strict):
     extra_args: list[Text] = Field(default_factory=list)
     # Refuse to boot (exit 1) when the drafter's file is not in the model folder.
     require_file: bool = False
+    # llama.cpp: the draft model's GPU layers and device, and DFlash's cross-attention context
+    # (forks); passed whenever the profile drafts, as the engine ignores them otherwise.
+    gpu_layers: Annotated[int, Field(ge=0)] | Literal["all"] | None = None
+    device: Word | None = None
+    cross_ctx: PositiveInt | None = None
 
 
 class Mount(Strict):
@@ -261,9 +275,13 @@ class Profile(Strict):
     nvlink_mode: Literal["auto", "force_off", "force_on", "pcie_p2p"] | None = None
     envelope: Envelope
     serve: Serve = Serve()
+    runtime: Runtime = Runtime()
     # On/off defaults for switchable patches (e.g. W4A8), overriding the patch's own.
     switches: dict[EnvName, bool] = Field(default_factory=dict)
     tunables: dict[EnvName, ProfileTunable] = Field(default_factory=dict)
+    # Other host variables a tunable reads when it is unset, in order ({CTX_SIZE: [CTX]}):
+    # the names a migrated server's .env files use keep working.
+    tunable_aliases: dict[EnvName, list[EnvName]] = Field(default_factory=dict)
     # Container variables over the engine's own: literal, host pass-through (null) or EnvFrom.
     env: dict[EnvName, EnvSpec] = Field(default_factory=dict)
     # Keyed so that a profile can override or add one mount of the profile it extends.

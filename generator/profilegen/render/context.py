@@ -138,6 +138,14 @@ class Context:
             return None
         return Arg(self.flag(fact, on_flag if on else off_flag or on_flag), (), fact)
 
+    def onoff(self, fact: str, default_flag: str, on: bool | None) -> Arg | None:
+        """A fact passed as `FLAG on|off`, or as a bare FLAG where the build says so."""
+        if on is None:
+            return None
+        if fact in self.engine.bare_switches:
+            return Arg(self.flag(fact, default_flag), (), fact) if on else None
+        return Arg(self.flag(fact, default_flag), ("on" if on else "off",), fact)
+
     def model_path(
         self, artifact_dir: str, file: str | None = None, subfolder: str | None = None
     ) -> str:

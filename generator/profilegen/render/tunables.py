@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ..model import Profile
@@ -23,6 +23,8 @@ class EffectiveTunable:
     exports: tuple[tuple[str, str], ...] = ()
     # The default while ENABLE_THINKING is true (a sampler's thinking row), if it differs.
     thinking_default: str | None = None
+    # Other host variables read, in order, when this one is unset (`tunable_aliases`).
+    aliases: tuple[str, ...] = ()
 
 
 def format_default(value: Any, kind: str) -> str:
@@ -105,10 +107,15 @@ def effective_tunables(registry: Registry, profile: Profile) -> list[EffectiveTu
             out.append(EffectiveTunable(mount.host_env, mount.host, "path", help_text, "compose"))
     seen: dict[str, EffectiveTunable] = {}
     for item in out:
-        seen.setdefault(item.env, item)
+        aliases = tuple(profile.tunable_aliases.get(item.env, ()))
+        seen.setdefault(item.env, replace(item, aliases=aliases) if aliases else item)
     return list(seen.values())
 
 
 def interp(tunables: dict[str, EffectiveTunable], env: str) -> str:
     """`${ENV:-default}`: defaults are restricted to characters Compose reads literally."""
-    return f"${{{env}:-{tunables[env].default}}}"
+    tunable = tunables[env]
+    text = tunable.default
+    for name in reversed((env, *tunable.aliases)):
+        text = f"${{{name}:-{text}}}"
+    return text

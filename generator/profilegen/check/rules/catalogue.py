@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ...errors import Finding, Severity, suggest
+from ...model import Profile
+from ...model.runtime import FAMILY
 from .base import CheckContext, rule
 
 GGUF_ENGINES = {"llama.cpp"}
@@ -129,17 +131,75 @@ def artifact_kind(ctx: CheckContext) -> Iterator[Finding]:
             )
 
 
-@rule("engine-flags", "every extra argument is a flag the engine understands")
+@rule(
+    "engine-flags",
+    "every flag a profile passes is one its engine build lists, every runtime fact one its "
+    "engine has",
+)
 def engine_flags(ctx: CheckContext) -> Iterator[Finding]:
     reg = ctx.registry
     for p in reg.concrete_profiles():
         engine = reg.engines[p.engine]
+        yield from _runtime_family(ctx, p, engine.kind)
+        rendered = ctx.rendered.get(p.id)
         known = set(engine.flags)
-        for i, arg in enumerate(p.serve.extra_args):
-            if arg.startswith("-") and known and arg.split("=", 1)[0] not in known:
+        if rendered is None or not known:
+            continue
+        command = rendered.command
+        respelled = set(p.spellings) | set(engine.spellings)
+        for arg in (*command.args, *command.spec_args):
+            flag = (arg.flag or "").split("=", 1)[0]
+            # The family's own flags are the dialect's; a build must list the rest.
+            if not (arg.fact in respelled or _build_specific(arg.fact)):
+                continue
+            if flag and flag not in known:
                 yield ctx.finding(
                     "engine-flags",
-                    reg.where("profiles", p.id, ("serve", "extra_args", i)),
-                    f"{engine.kind} ({engine.id}) has no flag {arg.split('=', 1)[0]!r}",
+                    reg.where("profiles", p.id, _fact_path(p, arg.fact)),
+                    f"{engine.kind} ({engine.id}) has no flag {flag!r}",
                     hint="add it to the engine's flags if the image really has it",
                 )
+
+
+def _runtime_family(ctx: CheckContext, p: Profile, kind: str) -> Iterator[Finding]:
+    for name in sorted(p.runtime.model_fields_set):
+        family = FAMILY.get(name)
+        if family is not None and family != kind:
+            yield ctx.finding(
+                "engine-flags",
+                ctx.registry.where("profiles", p.id, ("runtime", name)),
+                f"runtime.{name} is a {family} setting; engine {p.engine} is {kind}",
+            )
+    use = p.drafter
+    if use is not None and kind != "llama.cpp":
+        for name in ("gpu_layers", "device", "cross_ctx"):
+            if getattr(use, name) is not None:
+                yield ctx.finding(
+                    "engine-flags",
+                    ctx.registry.where("profiles", p.id, ("drafter", name)),
+                    f"drafter.{name} is a llama.cpp setting; engine {p.engine} is {kind}",
+                )
+
+
+def _build_specific(fact: str) -> bool:
+    """Facts whose flag only some builds have: runtime, draft placement, verbatim words."""
+    return (
+        fact == "extra"
+        or fact.startswith(("draft_", "dry_", "kv_hadamard_"))
+        or fact.removeprefix("draft_") in FAMILY
+    )
+
+
+def _fact_path(p: Profile, fact: str) -> tuple[str | int, ...]:
+    """Where a rendered argument comes from in the profile, as near as the fact says."""
+    if fact == "extra":
+        return ("serve", "extra_args")
+    if fact == "drafter":
+        return ("drafter",)
+    name = fact.removeprefix("draft_")
+    if fact.startswith("draft_") and p.drafter is not None:
+        return ("drafter", name)
+    for section in ("runtime", "envelope", "serve"):
+        if name in type(getattr(p, section)).model_fields:
+            return (section, name)
+    return ("engine",)

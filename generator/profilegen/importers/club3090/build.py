@@ -14,12 +14,14 @@ from .flags import DEFAULT_SPELLING, read_flags
 from .profile import (
     STATUS,
     container,
+    drafter_facts,
     envelope,
     environment,
     gpu_pin,
     mounts,
     profile_id,
     rig_id,
+    runtime,
     serve,
 )
 from .script import ScriptFacts, read_script
@@ -99,8 +101,21 @@ class Importer:
         self._envelope_defaults(env, data, family, notes)
         self._placement(entry, env)
         drafter = self.refs.drafter(entry, facts, script, compose, engine, notes)
+        placement = drafter_facts(facts)
         if drafter:
-            data["drafter"] = drafter
+            data["drafter"] = {**drafter, **placement}
+        else:
+            for path in placement:  # a draft setting without a drafter: kept as it was
+                words = facts.words[f"drafter.{path}"]
+                facts.extra += words
+                notes.append(
+                    "not modelled, kept as extra arguments (no drafter): " + " ".join(words)
+                )
+        rt = runtime(facts)
+        if script.lmcache:
+            rt["lmcache"] = dict(script.lmcache)
+        if rt:
+            data["runtime"] = rt
         data["patches"] = self.refs.patches(compose, script, engine.id, notes)
         self._network(entry, data, compose, script)
         self._all_reduce(env, script, family)
@@ -108,10 +123,27 @@ class Importer:
         self._serve(entry, data, facts, script, compose, family)
         self._switches(data, compose, script)
         self._environment(data, compose, engine, family, notes)
+        self._declared(data, facts)
         data.update(container(compose))
         self.refs.engine_usage(engine, data, facts)
         self._drifts(entry, data, compose)
         return data, notes, dict(facts.spellings)
+
+    @staticmethod
+    def _declared(data: dict[str, Any], facts: Any) -> None:
+        """Upstream tunable names kept as aliases, and what profilegen passes differently."""
+        if facts.aliases:
+            data["tunable_aliases"] = {k: list(v) for k, v in sorted(facts.aliases.items())}
+        deviations = list(facts.deviations)
+        missing = [flag for flag in ("host", "port") if flag not in facts.values]
+        if missing:
+            deviations.append({
+                "what": "passes " + " and ".join(f"--{m}" for m in missing) + " explicitly",
+                "reason": "the engine's defaults (all interfaces, its usual port), written out "
+                "so that the published port is stated in one place",
+            })  # fmt: skip
+        if deviations:
+            data["deviations"] = deviations
 
     @staticmethod
     def _placement(entry: Entry, env: dict[str, Any]) -> None:
@@ -197,7 +229,10 @@ class Importer:
         if "max_model_len" not in env:
             arch = self.out.models[data["model"]]["architecture"]
             env["max_model_len"] = arch["max_position_embeddings"]
-            notes.append("no context flag: the model's maximum, which profilegen passes explicitly")
+            if family == "llama.cpp":
+                env["auto_context"] = True  # the engine sizes it; no flag, as upstream
+            else:
+                notes.append("no context flag: the model's maximum, which profilegen passes")
         env.setdefault("max_num_seqs", 1)
 
     def _switches(self, data: dict[str, Any], compose: ComposeFile, script: Any) -> None:

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .families import COMPOSE_TUNABLES, FAMILIES
+from .families import COMPOSE_TUNABLES, FAMILIES, LMCACHE_TUNABLES
 from .flags import DEFAULT_SPELLING
 
 # The compose folder an upstream engine lives in -> (our family, the build's name).
@@ -42,6 +42,7 @@ class EngineBuild:
     kv_dtypes: set[str] = field(default_factory=set)
     spec_types: dict[str, str] = field(default_factory=dict)
     spellings: dict[str, dict[str, int]] = field(default_factory=dict)
+    bare_switches: set[str] = field(default_factory=set)
 
     def entity(self) -> dict[str, Any]:
         data = copy.deepcopy(self.data)
@@ -50,6 +51,8 @@ class EngineBuild:
         data["kv_cache_dtypes"] = sorted(set(FAMILIES[self.family]["kv"]) | self.kv_dtypes)
         if self.spec_types:
             data["spec_types"] = dict(sorted(self.spec_types.items()))
+        if self.bare_switches:
+            data["bare_switches"] = sorted(self.bare_switches)
         # A build's spelling only where every one of two or more profiles writes it so;
         # otherwise the family's, and each profile that differs says so itself.
         spellings = {
@@ -109,6 +112,8 @@ def new_build(
     if build == "ik-llama":
         data["spec_style"] = "compound"
     tunables = copy.deepcopy(template["tunables"])
+    if build == "vllm-lmcache":
+        tunables += copy.deepcopy(LMCACHE_TUNABLES)
     if image_var:
         tunables.append({"env": image_var, "field": "engine.image_ref", "type": "text",
                          "scope": "compose", "help": "container image to run"})  # fmt: skip

@@ -79,6 +79,8 @@ class Entities:
         for key in ("kv_cache_dtype", "kv_cache_dtype_v"):
             if key in data["envelope"]:
                 engine.kv_dtypes.add(str(data["envelope"][key]))
+        engine.used_flags |= facts.flags
+        engine.bare_switches |= facts.bare
         for fact, flag in facts.spellings.items():
             engine.spellings.setdefault(fact, {})
             engine.spellings[fact][flag] = engine.spellings[fact].get(flag, 0) + 1

@@ -47,6 +47,11 @@ SPEC_N = _t(
 NVLINK = _t("NVLINK_MODE", "profile.nvlink_mode", "word",
             "auto detects NVLink (or PCIe peer-to-peer); force_off disables custom all-reduce and P2P; force_on and pcie_p2p enable them")  # fmt: skip
 
+LMCACHE_TUNABLES = [
+    _t("LMCACHE_CHUNK_SIZE", "profile.runtime.lmcache.chunk_size", "int", "LMCache chunk in tokens (a multiple of vLLM's KV block)"),
+    _t("LMCACHE_L1_GB", "profile.runtime.lmcache.l1_size_gb", "int", "host RAM for LMCache's L1 tier, in GB"),
+    _t("LMCACHE_L2", "profile.runtime.lmcache.l2", "bool", "also keep KV chunks on disk (LMCache L2)"),
+]  # fmt: skip
 VLLM_TUNABLES = [
     _t("TP", "profile.envelope.tp", "int", "tensor-parallel size (number of GPUs the model is split over)"),
     _t("PP", "profile.envelope.pp", "int", "pipeline-parallel size (stages the layers are split into)"),
@@ -68,7 +73,7 @@ VLLM_TUNABLES = [
     NVLINK,
 ]  # fmt: skip
 LLAMA_TUNABLES = [
-    _t("CTX_SIZE", "profile.envelope.max_model_len", "int", "context size in tokens shared by all slots"),
+    _t("CTX_SIZE", "profile.envelope.context_flag", "int", "context size in tokens shared by all slots"),
     _t("BATCH_SIZE", "profile.envelope.batch_size", "int", "logical batch size for prompt processing"),
     _t("UBATCH_SIZE", "profile.envelope.ubatch_size", "int", "physical micro-batch size; larger prefills faster but needs more VRAM"),
     _t("KV_TYPE", "profile.envelope.kv_cache_dtype", "word", "KV-cache type (K, and V unless the profile sets V apart)"),

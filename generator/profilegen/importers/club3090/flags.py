@@ -8,6 +8,8 @@ profilegen does not model is kept verbatim in the profile's escape hatch and rep
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,6 +66,12 @@ VLLM: dict[str, tuple[str, str, str | None]] = {
     "--default-chat-template-kwargs": ("serve.chat_template_kwargs", "json", None),
     "--override-generation-config": ("sampler", "json", None),
     "--speculative-config": ("spec_json", "json", None),
+    "--mamba-backend": ("runtime.mamba_backend", "word", None),
+    "--enable-mamba-cache-stochastic-rounding": ("runtime.mamba_stochastic_rounding", "true", None),
+    "--mamba-cache-philox-rounds": ("runtime.mamba_philox_rounds", "int", None),
+    "--generation-config": ("runtime.generation_config", "word", None),
+    "--hf-overrides": ("runtime.hf_overrides", "json", None),
+    "--kv-transfer-config": ("runtime.kv_transfer", "json", None),
     "--host": ("host", "ignore", None),
     "--port": ("port", "ignore", None),
 }
@@ -109,6 +117,43 @@ LLAMA: dict[str, tuple[str, str, str | None]] = {
     "--spec-draft-model": ("draft_path", "path", None),
     "-md": ("draft_path", "path", None),
     "--model-draft": ("draft_path", "path", None),
+    "-t": ("runtime.threads", "int", None),
+    "--threads": ("runtime.threads", "int", None),
+    "-ot": ("runtime.tensor_overrides", "overrides", None),
+    "--override-tensor": ("runtime.tensor_overrides", "overrides", None),
+    "--no-mmap": ("runtime.mmap", "false", None),
+    "--mmap": ("runtime.mmap", "true", None),
+    "--no-host": ("runtime.host_buffers", "false", None),
+    "--kv-unified": ("runtime.kv_unified", "true", None),
+    "--no-kv-unified": ("runtime.kv_unified", "false", None),
+    "--cache-prompt": ("runtime.prompt_cache", "true", None),
+    "--no-cache-prompt": ("runtime.prompt_cache", "false", None),
+    "--cache-ram": ("runtime.prompt_cache_ram_mib", "int", None),
+    "--fit": ("runtime.auto_fit", "onoff", None),
+    "--fit-margin": ("runtime.auto_fit_margin_mib", "int", None),
+    "--main-gpu": ("runtime.main_gpu", "int", None),
+    "--max-gpu": ("runtime.max_gpus", "int", None),
+    "--context-shift": ("runtime.context_shift", "true", None),
+    "--no-context-shift": ("runtime.context_shift", "false", None),
+    "--parallel-tool-calls": ("runtime.parallel_tool_calls", "true", None),
+    "--image-min-tokens": ("runtime.image_min_tokens", "int", None),
+    "--image-max-tokens": ("runtime.image_max_tokens", "int", None),
+    "--override-kv": ("runtime.gguf_overrides", "keyvalues", None),
+    "-khad": ("runtime.kv_hadamard", "add:k", None),
+    "-vhad": ("runtime.kv_hadamard", "add:v", None),
+    "--merge-qkv": ("runtime.merge_qkv", "true", None),
+    "--recurrent-ckpt-mode": ("runtime.recurrent_checkpoints", "word", None),
+    "--moe-cache": ("runtime.moe_cache", "word", None),
+    "--repeat-last-n": ("runtime.repeat_last_n", "int", None),
+    "--dry-multiplier": ("runtime.dry.multiplier", "float", None),
+    "--dry-base": ("runtime.dry.base", "float", None),
+    "--dry-allowed-length": ("runtime.dry.allowed_length", "int", None),
+    "-ngld": ("drafter.gpu_layers", "layers", None),
+    "--n-gpu-layers-draft": ("drafter.gpu_layers", "layers", None),
+    "--spec-draft-ngl": ("drafter.gpu_layers", "layers", None),
+    "-devd": ("drafter.device", "word", None),
+    "--device-draft": ("drafter.device", "word", None),
+    "--spec-dflash-cross-ctx": ("drafter.cross_ctx", "int", None),
     "--host": ("host", "ignore", None),
     "--port": ("port", "ignore", None),
 }
@@ -126,10 +171,18 @@ LLAMA_SPELLING = {
     "envelope.kv_cache_dtype_v": ("cache_type_v", "--cache-type-v"),
     "envelope.max_num_seqs": ("max_num_seqs", "-np"),
     "draft_path": ("spec_draft_model", "--spec-draft-model"),
+    "runtime.threads": ("threads", "-t"),
+    "runtime.tensor_overrides": ("tensor_overrides", "-ot"),
+    "drafter.gpu_layers": ("draft_gpu_layers", "-ngld"),
+    "drafter.device": ("draft_device", "-devd"),
 }
 VLLM_SPELLING = {"envelope.kv_cache_memory": ("kv_cache_memory", "--kv-cache-memory")}
 # Fact -> the flag the render dialects write unless a build or profile says otherwise.
 DEFAULT_SPELLING = dict([*LLAMA_SPELLING.values(), *VLLM_SPELLING.values()])
+
+
+# `--override-kv KEY=int:${CTX_SIZE:-N}`: the key follows the context tunable.
+_CONTEXT_KEY = re.compile(r"^(?P<key>[\w.-]+)=int:\$\{(CTX_SIZE|CTX)(:-\d+)?\}$")
 
 
 @dataclass
@@ -141,6 +194,15 @@ class Facts:
     spellings: dict[str, str] = field(default_factory=dict)
     tunables: dict[str, Binding] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    # Fact path -> the words it was read from (to keep them if the fact has no home).
+    words: dict[str, list[str]] = field(default_factory=dict)
+    # Every flag the command passes that profilegen models (the engine build must list it).
+    flags: set[str] = field(default_factory=set)
+    # On/off facts passed as a bare flag (the build's `bare_switches`).
+    bare: set[str] = field(default_factory=set)
+    # Tunable -> the other host variables upstream reads for it; what that changes.
+    aliases: dict[str, list[str]] = field(default_factory=dict)
+    deviations: list[dict[str, str]] = field(default_factory=list)
 
 
 def read_flags(words: list[str], family: str) -> Facts:
@@ -154,6 +216,8 @@ def read_flags(words: list[str], family: str) -> Facts:
             facts.values.setdefault("spec_types", []).extend(values)  # raw: may bind SPEC_N
             continue
         path, kind, tunable = table[flag]
+        if kind != "ignore":
+            facts.flags.add(flag)
         if path in spell:
             facts.spellings[spell[path][0]] = flag
         _take(facts, path, kind, tunable, flag, values)
@@ -189,46 +253,99 @@ def _extra(facts: Facts, flag: str | None, values: list[str]) -> None:
 def _take(
     facts: Facts, path: str, kind: str, tunable: str | None, flag: str, values: list[str]
 ) -> None:
+    facts.words.setdefault(path, []).extend([flag, *(default_value(v) for v in values)])
+    if flag == "--override-kv" and values and (m := _CONTEXT_KEY.match(values[0])):
+        facts.values["runtime.context_length_key"] = m["key"]
+        return
+    if kind.startswith("add:"):
+        facts.values.setdefault(path, []).append(kind[4:])
+        return
     if kind in ("true", "false", "off", "reason", "ignore"):
         facts.values[path] = {"true": True, "false": False, "off": "off", "ignore": None}.get(
             kind, "passed by the upstream server the evidence was measured on"
         )
         return
+    if not values and kind == "onoff":
+        facts.values[path] = True  # a build that takes the bare flag for on
+        facts.bare.add(path.rsplit(".", 1)[-1])
+        return
     if not values:
-        facts.notes.append(f"{flag} has no value")
+        facts.notes.append(f"{flag} has no value; kept as extra arguments")
+        facts.extra.append(flag)
         return
     b = binding(values[0]) if len(values) == 1 else None
     if b is not None and tunable is not None:
         facts.tunables[path] = b
-        if b.names[0] != tunable:
-            facts.notes.append(f"{flag}: upstream reads {b.names[0]}, profilegen reads {tunable}")
+        _aliases(facts, path, tunable, flag, b)
     texts = [default_value(v) for v in values]
     try:
-        facts.values[path] = _convert(kind, texts)
+        value = _convert(kind, texts)
+        old = facts.values.get(path)
+        facts.values[path] = (
+            {**old, **value} if isinstance(old, dict) and kind == "keyvalues" else value
+        )
     except ValueError as exc:
         facts.notes.append(f"{flag} {' '.join(texts)}: {exc}; kept as extra arguments")
         facts.extra += [flag, *texts]
 
 
+def _aliases(facts: Facts, path: str, tunable: str, flag: str, b: Binding) -> None:
+    """The upstream names of a tunable become names ours also reads (K's for a K/V pair)."""
+    if path == "envelope.kv_cache_dtype_v":
+        return
+    known = facts.aliases.setdefault(tunable, [])
+    known += [n for n in b.names if n != tunable and n not in known]
+    if not known:
+        del facts.aliases[tunable]
+    if b.names[0] != tunable:
+        facts.deviations.append(
+            {
+                "what": f"{tunable} sets {flag} before {b.names[0]}, which upstream reads alone",
+                "reason": "every profile names a setting alike; the upstream name still works",
+            }
+        )
+
+
 def _convert(kind: str, texts: list[str]) -> Any:
-    text = texts[0]
-    if kind == "names":
-        return texts
-    if kind == "int":
-        return int(text)
-    if kind == "float":
-        return float(text)
-    if kind == "layers":
-        return "all" if text == "all" else int(text)
-    if kind == "floats":
-        return [float(x) for x in text.split(",")]
-    if kind == "onoff":
-        if text not in ("on", "off"):
-            raise ValueError("not on or off")
-        return text == "on"
-    if kind == "json":
-        value = json.loads(text)
-        if not isinstance(value, dict):
-            raise ValueError("not a JSON object")
-        return value
-    return text
+    convert = CONVERT.get(kind)
+    return texts[0] if convert is None else convert(texts)
+
+
+def _onoff(texts: list[str]) -> bool:
+    if texts[0] not in ("on", "off"):
+        raise ValueError("not on or off")
+    return texts[0] == "on"
+
+
+def _json_object(texts: list[str]) -> dict[str, Any]:
+    value = json.loads(texts[0])
+    if not isinstance(value, dict):
+        raise ValueError("not a JSON object")
+    return value
+
+
+def _overrides(texts: list[str]) -> list[dict[str, str]]:
+    rules = [r.rsplit("=", 1) for r in texts[0].split(",")]
+    if any(len(r) != 2 for r in rules):
+        raise ValueError("not PATTERN=DEVICE,...")
+    return [{"pattern": p, "device": d} for p, d in rules]
+
+
+def _keyvalues(texts: list[str]) -> dict[str, str]:
+    pairs = [p.split("=", 1) for p in texts[0].split(",")]
+    if any(len(p) != 2 for p in pairs):
+        raise ValueError("not KEY=TYPE:VALUE,...")
+    return dict(pairs)
+
+
+CONVERT: dict[str, Callable[[list[str]], Any]] = {
+    "names": list,
+    "int": lambda texts: int(texts[0]),
+    "float": lambda texts: float(texts[0]),
+    "layers": lambda texts: "all" if texts[0] == "all" else int(texts[0]),
+    "floats": lambda texts: [float(x) for x in texts[0].split(",")],
+    "onoff": _onoff,
+    "json": _json_object,
+    "overrides": _overrides,
+    "keyvalues": _keyvalues,
+}

@@ -79,6 +79,25 @@ def envelope(facts: Facts) -> dict[str, Any]:
     return env
 
 
+def runtime(facts: Facts) -> dict[str, Any]:
+    """runtime.* facts, nested (`runtime.dry.base` -> {dry: {base: ...}})."""
+    out: dict[str, Any] = {}
+    for path, value in facts.values.items():
+        if path.startswith("runtime."):
+            *parents, leaf = path.split(".")[1:]
+            node = out
+            for name in parents:
+                node = node.setdefault(name, {})
+            node[leaf] = value
+    return out
+
+
+def drafter_facts(facts: Facts) -> dict[str, Any]:
+    return {
+        k.removeprefix("drafter."): v for k, v in facts.values.items() if k.startswith("drafter.")
+    }
+
+
 def serve(facts: Facts, script: ScriptFacts, compose: ComposeFile, family: str) -> dict[str, Any]:
     out = {k.removeprefix("serve."): v for k, v in facts.values.items() if k.startswith("serve.")}
     kwargs = dict(out.get("chat_template_kwargs") or {})

@@ -25,6 +25,12 @@ _ROW = re.compile(
 )
 _SAMPLER_JSON = re.compile(r'SAMPLER_ARGS=\(--override-generation-config "(?P<json>\{.*?\})"\)')
 _ASSIGN = re.compile(r"^\s*([A-Z][A-Z0-9_]*)=([A-Za-z0-9_./-]+)\s*$", re.M)
+_LMCACHE = re.compile(
+    r'LM_ARGS=\(--chunk-size "\$\{LMCACHE_CHUNK_SIZE:-(?P<chunk>\d+)\}" '
+    r'--l1-size-gb "\$\{LMCACHE_L1_GB:-(?P<l1>\d+)\}" --eviction-policy (?P<evict>\w+)\)'
+)
+_LMCACHE_L2 = re.compile(r'"base_path":"(?P<path>/[\w./-]+)"')
+_LMCACHE_WAIT = re.compile(r"^\s*sleep (?P<s>\d+)\s*$", re.M)
 _DRAFT_CHECK = re.compile(r"external DSpark drafter not found|drafter not found", re.I)
 # Lines every recognised convention consists of (comments aside); the rest is reported.
 _KNOWN = re.compile(
@@ -33,6 +39,10 @@ _KNOWN = re.compile(
     r"|if |elif |SPEC_ARGS=|AR=|\[ |exec |ARGS=|for |done$|do$|_skip=|ARGS\+=|\*\)|--spec-|_temp="
     r'|: "\$\{|SAMPLER_ARGS=|export VLLM_MARLIN_INPUT_DTYPE=int8|\S+\)\s*_skip=|\S+\) _spec_n=0'
     r"|[A-Z][A-Z0-9_]*=[A-Za-z0-9_./-]+\s*$|#|$)"
+)
+# The LMCache server convention's lines, known where the convention is recognised.
+_LMCACHE_LINES = re.compile(
+    r"^\s*(LM_ARGS(\+)?=|lmcache server |sleep \d+$|unset PYTORCH_CUDA_ALLOC_CONF$)"
 )
 
 
@@ -52,6 +62,7 @@ class ScriptFacts:
     sampler_json: dict[str, object] | None = None  # the script-built generation config
     strips_draft_flags: bool = False
     draft_file_check: bool = False
+    lmcache: dict[str, object] | None = None  # the LMCache server started before the engine
     not_modelled: list[str] = field(default_factory=list)
 
 
@@ -75,10 +86,31 @@ def read_script(script: str | None) -> ScriptFacts:
     _rows(text, facts)
     facts.strips_draft_flags = "--spec-draft-n-max" in text and "_skip=1" in text
     facts.draft_file_check = bool(_DRAFT_CHECK.search(text))
+    facts.lmcache = _lmcache(text)
     facts.not_modelled = [
-        line.strip() for line in text.splitlines() if line.strip() and not _KNOWN.match(line)
+        line.strip()
+        for line in text.splitlines()
+        if line.strip()
+        and not _KNOWN.match(line)
+        and not (facts.lmcache and _LMCACHE_LINES.match(line))
     ]
     return facts
+
+
+def _lmcache(text: str) -> dict[str, object] | None:
+    m = _LMCACHE.search(text)
+    if m is None or "lmcache server" not in text:
+        return None
+    out: dict[str, object] = {
+        "chunk_size": int(m["chunk"]),
+        "l1_size_gb": int(m["l1"]),
+        "eviction_policy": m["evict"],
+    }
+    if (l2 := _LMCACHE_L2.search(text)) is not None:
+        out["l2_path"] = l2["path"]
+    if (wait := _LMCACHE_WAIT.search(text)) is not None:
+        out["startup_wait_s"] = int(wait["s"])
+    return out
 
 
 def _json_template(escaped: str, assigned: dict[str, str]) -> dict[str, object] | None:

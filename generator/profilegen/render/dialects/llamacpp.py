@@ -45,14 +45,14 @@ def _args(ctx: Context) -> list[Arg | None]:
         f("model", "-m", _file(ctx, ctx.weights)),
         f("mmproj", "--mmproj", _file(ctx, ctx.mmproj) if ctx.mmproj else None),
         f("served_names", "--alias", names[0] if names else None),
-        f("max_model_len", "-c", ctx.value("CTX_SIZE", env.max_model_len)),
+        f("max_model_len", "-c", ctx.value("CTX_SIZE", env.context_flag)),
         f("batch_size", "-b", ctx.value("BATCH_SIZE", env.batch_size)),
         f("ubatch_size", "-ub", ctx.value("UBATCH_SIZE", env.ubatch_size)),
         f("gpu_layers", "-ngl", env.gpu_layers),
         f("split_mode", "-sm", ctx.value("SPLIT_MODE", env.split_mode)),
         f("tensor_split", "-ts",
           ctx.value("TENSOR_SPLIT", ",".join(f"{x:g}" for x in env.tensor_split) or None)),
-        f("flash_attn", "-fa", None if env.flash_attn is None else ("on" if env.flash_attn else "off")),
+        ctx.onoff("flash_attn", "-fa", env.flash_attn),
         f("cache_type_k", "--cache-type-k", kv),
         f("cache_type_v", "--cache-type-v",
           kv if env.kv_cache_dtype_v is None else ctx.value("KV_TYPE_V", env.kv_cache_dtype_v)),
@@ -65,10 +65,67 @@ def _args(ctx: Context) -> list[Arg | None]:
           ctx.value("REASONING_FORMAT", serve.reasoning_parser)),
         f("chat_template_kwargs", "--chat-template-kwargs", _kwargs(ctx)),
         *_sampler(ctx),
+        *_runtime(ctx),
+        *_draft_placement(ctx),
         *extra_args(ctx),
         f("host", "--host", "0.0.0.0"),
         f("port", "--port", ctx.engine.container_port),
     ]  # fmt: skip
+
+
+def _runtime(ctx: Context) -> list[Arg | None]:
+    rt, f, on = ctx.profile.runtime, ctx.fact, ctx.switch
+    overrides = ",".join(f"{o.pattern}={o.device}" for o in rt.tensor_overrides)
+    dry = rt.dry
+    return [
+        f("threads", "-t", rt.threads),
+        f("tensor_overrides", "-ot", overrides or None),
+        on("mmap", rt.mmap, "--mmap", "--no-mmap"),
+        on("host_buffers", None if rt.host_buffers is None else not rt.host_buffers, "--no-host", None),
+        on("kv_unified", rt.kv_unified, "--kv-unified", "--no-kv-unified"),
+        on("prompt_cache", rt.prompt_cache, "--cache-prompt", "--no-cache-prompt"),
+        f("prompt_cache_ram_mib", "--cache-ram", rt.prompt_cache_ram_mib),
+        ctx.onoff("auto_fit", "--fit", rt.auto_fit),
+        f("auto_fit_margin_mib", "--fit-margin", rt.auto_fit_margin_mib),
+        f("main_gpu", "--main-gpu", rt.main_gpu),
+        f("max_gpus", "--max-gpu", rt.max_gpus),
+        on("context_shift", rt.context_shift, "--context-shift", "--no-context-shift"),
+        on("parallel_tool_calls", rt.parallel_tool_calls or None, "--parallel-tool-calls", None),
+        f("image_min_tokens", "--image-min-tokens", rt.image_min_tokens),
+        f("image_max_tokens", "--image-max-tokens", rt.image_max_tokens),
+        *(f("gguf_overrides", "--override-kv", f"{k}={v}") for k, v in rt.gguf_overrides.items()),
+        _context_override(ctx),
+        on("kv_hadamard_k", ("k" in rt.kv_hadamard) or None, "-khad", None),
+        on("kv_hadamard_v", ("v" in rt.kv_hadamard) or None, "-vhad", None),
+        on("merge_qkv", rt.merge_qkv or None, "--merge-qkv", None),
+        f("recurrent_checkpoints", "--recurrent-ckpt-mode", rt.recurrent_checkpoints),
+        f("moe_cache", "--moe-cache", rt.moe_cache),
+        f("repeat_last_n", "--repeat-last-n", rt.repeat_last_n),
+        f("dry_multiplier", "--dry-multiplier", dry.multiplier if dry else None),
+        f("dry_base", "--dry-base", dry.base if dry else None),
+        f("dry_allowed_length", "--dry-allowed-length", dry.allowed_length if dry else None),
+    ]  # fmt: skip
+
+
+def _context_override(ctx: Context) -> Arg | None:
+    key = ctx.profile.runtime.context_length_key
+    if key is None:
+        return None
+    context = ctx.value("CTX_SIZE", ctx.profile.envelope.max_model_len)
+    word = Joined((f"{key}=int:", context)) if isinstance(context, Var) else f"{key}=int:{context}"
+    return ctx.fact("context_length_key", "--override-kv", word)
+
+
+def _draft_placement(ctx: Context) -> list[Arg | None]:
+    """Where the draft model runs; passed whenever the profile drafts (ignored without one)."""
+    use = ctx.profile.drafter
+    if use is None:
+        return []
+    return [
+        ctx.fact("draft_gpu_layers", "-ngld", use.gpu_layers),
+        ctx.fact("draft_device", "-devd", use.device),
+        ctx.fact("draft_cross_ctx", "--spec-dflash-cross-ctx", use.cross_ctx),
+    ]
 
 
 def _reasoning(ctx: Context) -> Any:

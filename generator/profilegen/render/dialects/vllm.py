@@ -66,9 +66,23 @@ def _args(ctx: Context) -> list[Arg | None]:
         f("tool_call_parser", "--tool-call-parser", serve.tool_call_parser),
         f("chat_template_kwargs", "--default-chat-template-kwargs", Json(kw) if kw else None),
         f("sampler", "--override-generation-config", _generation(ctx, sampler)),
+        *_runtime(ctx),
         *extra_args(ctx),
         f("host", "--host", "0.0.0.0"),
         f("port", "--port", ctx.engine.container_port),
+    ]  # fmt: skip
+
+
+def _runtime(ctx: Context) -> list[Arg | None]:
+    rt, f = ctx.profile.runtime, ctx.fact
+    return [
+        f("mamba_backend", "--mamba-backend", rt.mamba_backend),
+        ctx.switch("mamba_stochastic_rounding", rt.mamba_stochastic_rounding or None,
+                   "--enable-mamba-cache-stochastic-rounding", None),
+        f("mamba_philox_rounds", "--mamba-cache-philox-rounds", rt.mamba_philox_rounds),
+        f("generation_config", "--generation-config", rt.generation_config),
+        f("hf_overrides", "--hf-overrides", Json(rt.hf_overrides) if rt.hf_overrides else None),
+        f("kv_transfer", "--kv-transfer-config", Json(rt.kv_transfer) if rt.kv_transfer else None),
     ]  # fmt: skip
 
 

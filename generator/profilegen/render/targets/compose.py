@@ -12,6 +12,7 @@ from ...model import Profile
 from ...model.common import EnvFrom, EnvSpec
 from ...registry import Registry
 from ...resources import template_dirs
+from ..command import EngineCommand
 from ..context import Context, environments
 from ..dialects import engine_command
 from ..manifest import Manifest, manifest_bytes
@@ -30,6 +31,7 @@ class Rendered:
     manifest_json: bytes
     env_example: bytes
     service: dict[str, Any]
+    command: EngineCommand
 
     def files(self) -> dict[str, bytes]:
         """Files of compose/<id>/ (and of a bundle), by name."""
@@ -155,10 +157,11 @@ def render_profile(registry: Registry, profile: Profile) -> Rendered:
     envs = environments(tuple(template_dirs(registry.root)))
     ctx = Context(registry, profile)
     kind = ENGINE_TEMPLATES[ctx.engine.kind]
+    command = engine_command(ctx)
     script = (
         envs["shell"]
         .get_template(f"entrypoint/engines/{kind}.sh.j2")
-        .render(c=ctx, p=ctx.profile, cmd=engine_command(ctx))
+        .render(c=ctx, p=ctx.profile, cmd=command)
     )
     service = _service(ctx, script)
     compose = (
@@ -182,6 +185,7 @@ def render_profile(registry: Registry, profile: Profile) -> Rendered:
         manifest_json=manifest_bytes(manifest),
         env_example=env_example.encode(),
         service=service,
+        command=command,
     )
     verify_compose(profile.id, rendered.compose, service)
     return rendered
