@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from ..errors import FindingSink, Location, suggest
 from ..model import Profile
-from .load import NodePath
+from .safeyaml import NodePath
 from .source import Registry, Source
 from .validate import report_validation
 

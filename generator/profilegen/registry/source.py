@@ -9,7 +9,8 @@ from typing import Any
 
 from ..errors import Location
 from ..model import Drafter, Engine, Gpu, Model, Patch, Profile, Rig
-from .load import Document, NodePath
+from .load import Document
+from .safeyaml import NodePath
 
 
 @dataclass
