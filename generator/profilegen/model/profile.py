@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import datetime
+import ipaddress
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import AfterValidator, Field, StringConstraints
 
 from .common import EnvName, Fraction, Id, PositiveInt, Status, Strict, Text
 
@@ -12,6 +14,32 @@ Word = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.+:-]{1,64}$")]
 ContainerPath = Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9_.@+/-]*$")]
 HostPath = Annotated[str, StringConstraints(pattern=r"^(~|\.|/)[A-Za-z0-9_.@+/-]*$")]
 Scalar = bool | int | float | Text
+
+
+def _calendar_date(value: str) -> str:
+    try:
+        datetime.date.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"{value} is not a calendar date (YYYY-MM-DD)") from None
+    return value
+
+
+def _ip_address(value: str) -> str:
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is not an IPv4 or IPv6 address") from None
+    return value
+
+
+IsoDate = Annotated[
+    str,
+    StringConstraints(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"),
+    AfterValidator(_calendar_date),
+]
+IpAddress = Annotated[
+    str, StringConstraints(pattern=r"^[0-9a-fA-F.:]+$"), AfterValidator(_ip_address)
+]
 
 
 class Envelope(Strict):
@@ -144,7 +172,7 @@ class EvidenceSettings(Strict):
 
 
 class Evidence(Strict):
-    date: Annotated[str, StringConstraints(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")]
+    date: IsoDate
     rig: Id
     source: Text
     summary: Text | None = None
@@ -172,7 +200,7 @@ class Profile(Strict):
     drafter: DrafterUse | None = None
     patches: list[Id] = Field(default_factory=list)
     port: Annotated[int, Field(ge=1024, le=65535)]
-    bind_host: Annotated[str, StringConstraints(pattern=r"^[0-9a-fA-F.:]+$")] = "0.0.0.0"
+    bind_host: IpAddress = "0.0.0.0"
     nvlink_mode: Literal["auto", "force_off", "force_on"] = "auto"
     envelope: Envelope
     serve: Serve = Serve()

@@ -153,6 +153,30 @@ def check_references(registry: Registry, sink: FindingSink) -> None:
             _ref(sink, where, "model", model, registry.models, _broken(registry, "models"))
     for profile in registry.profiles.values():
         _profile_refs(registry, profile, sink)
+    _unique_upstream_keys(registry, sink)
+
+
+def _unique_upstream_keys(registry: Registry, sink: FindingSink) -> None:
+    """An upstream key names one profile: a second one would make lookups pick either."""
+    owners: dict[str, list[str]] = {}
+    for profile in registry.concrete_profiles():
+        if profile.upstream_key is not None:
+            owners.setdefault(profile.upstream_key, []).append(profile.id)
+    for key, ids in sorted(owners.items()):
+        if len(ids) < 2:
+            continue
+        for ident in ids:
+            others = [
+                f"{o} ({registry.where('profiles', o, ('upstream_key',))})"
+                for o in ids
+                if o != ident
+            ]
+            sink.add(
+                registry.where("profiles", ident, ("upstream_key",)),
+                f"upstream_key {key!r} is also the key of {', '.join(others)}",
+                hint="each upstream key names one profile; keep it on one of them",
+                rule="reference",
+            )
 
 
 def _profile_refs(registry: Registry, profile: Profile, sink: FindingSink) -> None:
