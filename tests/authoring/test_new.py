@@ -70,11 +70,10 @@ def test_check_names_the_missing_output_until_render_all(repo: Path, invoke: Inv
 
     failed = invoke("check")
     assert failed.code == 1
-    assert "[disk-missing]" in failed.err
-    assert f"compose/{NEW}/compose.yaml is missing" in failed.err
-    assert f"registry/profiles/{NEW}.yaml" in failed.err
+    assert f"registry/profiles/{NEW}.yaml:1: error: [disk-missing]" in failed.out
+    assert f"compose/{NEW}/compose.yaml is missing" in failed.out
     # The catalogue now lacks the new row.
-    assert "docs/CATALOG.md:" in failed.err and "[docs-stale]" in failed.err
+    assert "docs/CATALOG.md:" in failed.out and "error: [docs-stale]" in failed.out
 
     rendered = invoke("render", "--all")
     assert rendered.code == 0, rendered.text
@@ -82,8 +81,8 @@ def test_check_names_the_missing_output_until_render_all(repo: Path, invoke: Inv
     assert "wrote docs/CATALOG.md" in rendered.out
 
     passed = invoke("check")
-    assert passed.code == 0, passed.err
-    assert "check passed" in passed.err
+    assert passed.code == 0, passed.out
+    assert "check passed" in passed.out
     assert NEW in (repo / "docs" / "CATALOG.md").read_text()
 
 

@@ -6,6 +6,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 import click
 
@@ -31,6 +32,6 @@ class Context:
 pass_context = click.make_pass_decorator(Context)
 
 
-def color() -> bool:
-    """Colour only on a terminal, and never with NO_COLOR set."""
-    return sys.stderr.isatty() and not os.environ.get("NO_COLOR")
+def color(stream: TextIO | None = None) -> bool:
+    """Colour only on a terminal (stderr unless told), and never with NO_COLOR set."""
+    return (stream or sys.stderr).isatty() and not os.environ.get("NO_COLOR")
