@@ -8,6 +8,8 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+# A service that cannot be reached shares the usage code: the run proved nothing either way.
+EXIT_UNREACHABLE = EXIT_USAGE
 
 
 def suggest(word: str, choices: Sequence[str]) -> str | None:
@@ -68,13 +70,19 @@ class Finding:
 class ProfilegenError(Exception):
     """Base class: an error the CLI reports without a traceback."""
 
-    exit_code = 1
+    exit_code = EXIT_FINDINGS
 
 
 class UsageError(ProfilegenError):
     """The command line asked for something that does not exist or makes no sense."""
 
-    exit_code = 2
+    exit_code = EXIT_USAGE
+
+
+class NetworkError(ProfilegenError):
+    """The Hub or a patch host could not be reached (or not within the deadline)."""
+
+    exit_code = EXIT_UNREACHABLE
 
 
 @dataclass

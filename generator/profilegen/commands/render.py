@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..docs.catalog import remove_orphan_pages
-from ..errors import EXIT_OK, ProfilegenError
+from ..errors import EXIT_OK, UsageError
 from ..generated.tree import COMPOSE_DIR, plan_all, remove_orphans
 from ..registry import Registry, find_profile
 from ..render import render_profile
@@ -31,12 +31,10 @@ def command(obj: Context, profile: str | None, output: Path | None, all_: bool) 
     registry = obj.registry()
     if all_:
         if profile or output:
-            raise ProfilegenError(
-                "--all renders every profile into compose/; give no PROFILE or -o"
-            )
+            raise UsageError("--all renders every profile into compose/; give no PROFILE or -o")
         return render_all(registry)
     if not profile:
-        raise ProfilegenError("name a PROFILE to render (or use --all)")
+        raise UsageError("name a PROFILE to render (or use --all)")
     found = find_profile(registry, profile)
     rendered = render_profile(registry, found)
     if output is None:

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from ..errors import Finding, ProfilegenError, Severity
+from ..errors import Finding, ProfilegenError, Severity, UsageError
 from ..registry import Registry
 from ..write import write_atomic
 from .artifacts import ArtifactUse, artifact_uses
@@ -43,9 +43,9 @@ def hub_settings() -> HubSettings:
         try:
             value = float(raw)
         except ValueError:
-            raise ProfilegenError(f"{name} must be a number, got {raw!r}") from None
+            raise UsageError(f"{name} must be a number, got {raw!r}") from None
         if value < 0:
-            raise ProfilegenError(f"{name} must not be negative, got {raw!r}")
+            raise UsageError(f"{name} must not be negative, got {raw!r}")
         return value
 
     return HubSettings(
