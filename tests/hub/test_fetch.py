@@ -200,7 +200,7 @@ def test_dry_run_json_of_the_seed_profile_offline(
     assert not models.exists()
 
 
-def test_dry_run_online_lists_files_sizes_and_what_would_download(
+def test_dry_run_lists_files_sizes_and_what_would_download_without_the_network(
     hub: FakeHub, locked: list[FakeRepo], invoke: Invoke, tmp_path: Path
 ) -> None:
     models = tmp_path / "models"
@@ -208,16 +208,27 @@ def test_dry_run_online_lists_files_sizes_and_what_would_download(
     assert run.code == 0, run.text
     assert f"{WEIGHTS_REPO} @ {locked[0].head} -> {models / WEIGHTS_DIR}" in run.out
     assert "model-00001-of-00002.safetensors  4.1 kB  download" in run.out
-    assert hub.count("resolve_get") == 0
+    assert hub.count() == 0  # the plan is the lock's
     assert not models.exists()
 
     assert invoke("fetch", SEED, "--model-dir", str(models)).code == 0
     (models / WEIGHTS_DIR / "tokenizer.json").unlink()
+    hub.clear_log()
     plan = json.loads(
         invoke("fetch", SEED, "--model-dir", str(models), "--dry-run", "--format", "json").out
     )
     todo = {o["repo"]: [f["path"] for f in o["files"] if f["download"]] for o in plan}
     assert todo == {WEIGHTS_REPO: ["tokenizer.json"], DRAFTER_REPO: []}
+    assert hub.count() == 0
+
+
+def test_dry_run_with_an_unresolved_lock_says_what_only_the_hub_knows(
+    hub: FakeHub, invoke: Invoke, tmp_path: Path
+) -> None:
+    run = invoke("fetch", SEED, "--model-dir", str(tmp_path / "m"), "--dry-run")
+    assert run.code == 0, run.text
+    assert hub.count() == 0
+    assert "file list unknown without the Hub" in run.out
 
 
 def test_dry_run_offline_uses_the_lock(

@@ -28,6 +28,7 @@ class CheckOptions:
     online: bool = False
     color: bool = False
     quiet: bool = False  # errors only
+    timeout: float | None = None  # the --online deadline (None: environment or default)
 
 
 def collect(opts: CheckOptions) -> list[Finding]:
@@ -54,9 +55,10 @@ def collect(opts: CheckOptions) -> list[Finding]:
         except ProfilegenError as exc:
             findings.append(Finding(Location("registry"), str(exc), None, rule.id))
     if opts.online:
+        from ..hub.deadline import Deadline
         from ..hub.online import online_findings
 
-        findings.extend(online_findings(registry))
+        findings.extend(online_findings(registry, Deadline.start(opts.timeout)))
     return findings
 
 

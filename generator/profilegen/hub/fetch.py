@@ -11,15 +11,16 @@ from typing import Any
 
 import click
 
-from ..errors import ProfilegenError
+from ..errors import NetworkError, ProfilegenError
 from ..model import Profile
 from ..model.model import Artifact
 from ..registry import Registry, find_profile
 from .artifacts import artifact_uses, profile_artifacts
 from .client import offline
+from .deadline import Deadline
 from .download import fetch_artifact
 from .lock import LOCK_NAME, entry_matches, read_lock
-from .types import ArtifactRequest, FetchPlan, HubError, HubSettings
+from .types import NETWORK_CODES, ArtifactRequest, HubError, HubSettings
 
 _CHUNK = 8 * 2**20
 
@@ -30,6 +31,7 @@ class FetchOptions:
     model_dir: Path
     dry_run: bool = False
     fmt: str = "text"
+    timeout: float | None = None  # the deadline for talking to the Hub (and a stall's length)
 
 
 @dataclass(frozen=True)
@@ -151,11 +153,6 @@ def _plan_offline(need: Need) -> dict[str, Any]:
     )
 
 
-def _plan_online(need: Need, plan: FetchPlan) -> dict[str, Any]:
-    files = [(f.path, f.size, f.will_download) for f in plan.files]
-    return _plan_object(need, plan.revision, files, "hub")
-
-
 def _identity(need: Need, revision: str | None) -> dict[str, Any]:
     """The keys every plan and result object starts with."""
     return {
@@ -188,7 +185,7 @@ def _print_plan(obj: dict[str, Any]) -> None:
     if obj["whole_repo"]:
         click.echo(
             f"  whole repository, about {human(obj['declared_size_bytes'])} declared "
-            "(file list unknown offline; `profilegen lock` records it)"
+            "(file list unknown without the Hub; `profilegen lock` online records it)"
         )
     for f in obj["files"]:
         state = "download" if f["download"] else "present"
@@ -221,12 +218,16 @@ def _verify_offline(need: Need) -> tuple[dict[str, Any], list[str]]:
     return _result_object(need, need.revision, list(need.files), [], "presence"), problems
 
 
-def _fetch_one(need: Need, progress: bool) -> tuple[dict[str, Any], list[str]]:
+def _fetch_one(need: Need, progress: bool, deadline: Deadline) -> tuple[dict[str, Any], list[str]]:
     sizes = {f.path: f.size for f in need.locked or ()}
     before = {p for p in need.files if _present(need.target / p, sizes.get(p))}
     try:
-        result = fetch_artifact(need.request(), need.target, HubSettings(), progress=progress)
+        result = fetch_artifact(
+            need.request(), need.target, HubSettings(), progress=progress, deadline=deadline
+        )
     except HubError as exc:
+        if any(p.code in NETWORK_CODES for p in exc.problems):
+            raise NetworkError(str(exc)) from exc
         raise ProfilegenError(str(exc)) from exc
     for problem in result.problems:
         click.echo(f"warning: {problem.message}", err=True)
@@ -267,19 +268,16 @@ def run_fetch(registry: Registry, opts: FetchOptions) -> int:
     objects: list[dict[str, Any]] = []
     problems: list[str] = []
     if opts.dry_run:
-        for need in wanted:
-            if is_offline:
-                objects.append(_plan_offline(need))
-                continue
-            try:
-                plan = fetch_artifact(need.request(), need.target, HubSettings(), dry_run=True)
-            except HubError as exc:
-                raise ProfilegenError(str(exc)) from exc
-            objects.append(_plan_online(need, plan))
+        # The plan comes from the lock and the disk: a dry run never touches the network.
+        objects = [_plan_offline(need) for need in wanted]
     else:
         progress = opts.fmt == "text" and sys.stderr.isatty()
+        deadline = Deadline.start(opts.timeout)
         for need in wanted:
-            obj, found = _verify_offline(need) if is_offline else _fetch_one(need, progress)
+            if is_offline:
+                obj, found = _verify_offline(need)
+            else:
+                obj, found = _fetch_one(need, progress, deadline)
             objects.append(obj)
             problems += found
     if problems:
