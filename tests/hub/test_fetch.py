@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from profilegen.hub.lock import LOCK_NAME
+from profilegen.hub.verify import RECORD_NAME
 from tests.support.cli import Invoke
 from tests.support.fakehub import FakeHub, FakeRepo
 
@@ -87,7 +88,7 @@ def landed(model_dir: Path) -> list[str]:
     return sorted(
         p.relative_to(model_dir).as_posix()
         for p in model_dir.rglob("*")
-        if p.is_file() and ".cache" not in p.relative_to(model_dir).parts
+        if p.is_file() and ".cache" not in p.relative_to(model_dir).parts and p.name != RECORD_NAME
     )
 
 
@@ -259,7 +260,54 @@ def test_unlocked_artifacts_still_fetch_with_a_warning(
 ) -> None:
     add_seed_repos(hub)  # the shipped lock has no sha256 for them
     models = tmp_path / "models"
-    run = invoke("fetch", SEED, "--model-dir", str(models))
+    run = invoke("fetch", SEED, "--model-dir", str(models), "--format", "json")
     assert run.code == 0, run.text
-    assert "not verified by sha256" in run.err
+    assert "not verified against the lock" in run.err
     assert len(landed(models)) == 6
+    # Held to what the Hub says instead: sizes for plain git files, sha256 for LFS ones.
+    assert [o["verified"] for o in json.loads(run.out)] == ["the Hub's sizes", "the Hub's sizes"]
+
+
+def test_unchanged_files_are_not_hashed_again(
+    hub: FakeHub,
+    locked: list[FakeRepo],
+    invoke: Invoke,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    models = tmp_path / "models"
+    assert invoke("fetch", SEED, "--model-dir", str(models)).code == 0
+    record_path = models / RECORD_NAME
+    record = json.loads(record_path.read_text())
+    shard = f"{DRAFTER_DIR}/model.safetensors"
+    assert record["files"][shard]["sha256"] == hashlib.sha256(b"\x07" * 2048).hexdigest()
+    assert record["files"][shard]["size"] == 2048
+
+    # Make the record lie about an unchanged file: only a check that trusts it sees the lie.
+    record["files"][shard]["sha256"] = "0" * 64
+    record_path.write_text(json.dumps(record))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    trusted = invoke("fetch", SEED, "--model-dir", str(models))
+    assert trusted.code == 1
+    assert f"{models / shard}: sha256 0000000000000000… does not match" in trusted.err
+
+    # Any change to the file (here only its timestamps) and it is hashed again.
+    os.utime(models / shard)
+    assert invoke("fetch", SEED, "--model-dir", str(models)).code == 0
+
+
+def test_offline_a_5_byte_file_for_a_14_gb_gguf_fails_on_its_declared_size(
+    invoke: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The shipped lock records declared facts only: no sha256, but a declared size.
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    models = tmp_path / "models"
+    gguf = models / "qwen3.8-27b-gguf" / "Qwen3.8-27B-UD-IQ4_XS.gguf"
+    gguf.parent.mkdir(parents=True)
+    gguf.write_bytes(b"GGUF\0")
+    run = invoke("fetch", "qwen38-27b-single-iq4xs", "--model-dir", str(models))
+    assert run.code == 1, run.text
+    assert (
+        f"{gguf}: 5 bytes, but qwen3.8-27b/gguf-iq4xs declares 14.3 GB (±5%); "
+        f"{LOCK_NAME} has no sha256 for it, run `profilegen lock` online"
+    ) in run.err
