@@ -114,6 +114,22 @@ def test_new_writes_nothing_when_the_result_is_invalid(repo: Path, invoke: Invok
     assert not new_file(repo).exists()
 
 
+def test_new_refuses_a_profile_that_fails_the_hardware_rules(repo: Path, invoke: Invoke) -> None:
+    run = invoke("new", NEW, "--from", SIBLING, "--set", "envelope.tp=4")
+    assert run.code == 1, run.text
+    assert run.err.splitlines() == [
+        f"registry/profiles/{NEW}.yaml:10: error: [hw-tp] TP 4 needs 4 GPUs, rig 2x3090-pcie has 2",
+        "1 error, 0 warnings",
+    ]
+    assert not new_file(repo).exists()
+    # On a WSL2 rig, the utilization it inherits breaks the rig's policy: named, and refused.
+    run = invoke("new", NEW, "--from", SIBLING, "--set", "rig=2x3090-pcie-x16x4-wsl2")
+    assert run.code == 1, run.text
+    assert "error: [hw-memory] utilization" in run.err
+    assert f"(inherited by {NEW})" in run.err
+    assert not new_file(repo).exists()
+
+
 def test_new_rejects_malformed_overrides(invoke: Invoke) -> None:
     for bad in ("envelope.max_model_len", "id=other", "a..b=1"):
         run = invoke("new", NEW, "--from", SIBLING, "--set", bad)
