@@ -36,21 +36,23 @@ def file_kind(mode: int) -> str:
     return "not a regular file"
 
 
-def inside(root: Path, path: Path) -> bool:
-    """Whether `path`, every symlink followed, stays inside `root`."""
-    try:
-        return path.resolve().is_relative_to(root.resolve())
-    except (OSError, RuntimeError):  # a symlink loop
-        return False
-
-
 OUTSIDE = "resolves outside the repository (a symlink?); only files inside it are read"
+LOOP = "is a symlink loop"
+
+
+def escapes(root: Path, path: Path) -> str | None:
+    """Why `path`, every symlink followed, does not stay inside `root` (None: it does)."""
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError):  # Python 3.11 raises RuntimeError for a loop
+        return LOOP
+    return None if resolved.is_relative_to(root.resolve()) else OUTSIDE
 
 
 def check_entry(root: Path, path: Path) -> str | None:
     """Why `path` cannot be read as a file (refused or not a regular file), or None."""
-    if not inside(root, path):
-        return OUTSIDE
+    if escape := escapes(root, path):
+        return escape
     try:
         mode = path.stat().st_mode
     except OSError as exc:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.reader import ReaderError
 
 from ..errors import FindingSink, Location
 from .files import MAX_REGISTRY_FILE, Refused, read_inside
@@ -61,8 +62,14 @@ def parse_text(
         problem_text = exc.problem or exc.context or "malformed YAML"
         sink.add(Location(display, _mark_line(exc, text)), f"malformed YAML: {problem_text}")
         return None
+    except ReaderError as exc:
+        # A character YAML cannot carry: located by its position, named by its code point.
+        line = text[: exc.position].count("\n") + 1 if isinstance(exc.position, int) else 1
+        what = f"character #x{exc.character:02x}" if isinstance(exc.character, int) else "character"
+        sink.add(Location(display, line), f"malformed YAML: {what}: {exc.reason}")
+        return None
     except YAMLError as exc:
-        sink.add(Location(display, 1), f"malformed YAML: {exc}")
+        sink.add(Location(display, 1), f"malformed YAML: {_first_line(exc)}")
         return None
     first_line = text.split("\n", 1)[0]
     match = MODELINE.match(first_line)
@@ -73,6 +80,10 @@ def parse_text(
         lines=lines,
         modeline=match.group(1) if match else None,
     )
+
+
+def _first_line(exc: Exception) -> str:
+    return next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
 
 
 def decode(raw: bytes, display: str, sink: FindingSink) -> str | None:

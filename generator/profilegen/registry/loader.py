@@ -11,7 +11,7 @@ from pydantic import BaseModel, ValidationError
 from ..errors import FindingSink, Location, Severity, UsageError, suggest
 from ..model import Drafter, Engine, Gpu, Model, Patch, Profile, Rig
 from ..model.partial import partial
-from .files import OUTSIDE, check_entry, inside
+from .files import check_entry, escapes
 from .load import Document, read_document
 from .resolve import check_references, resolve_profiles
 from .source import Registry, Source
@@ -70,8 +70,8 @@ def _kind_files(root: Path, kind: str, sink: FindingSink) -> list[Path]:
         yaml_name = entry.suffix in (".yaml", ".yml")
         if entry.name.startswith("."):
             continue  # .gitkeep, editor swap files: never registry entries
-        if not inside(root, entry):
-            sink.add(Location(rel), f"{entry.name} {OUTSIDE}", rule="layout")
+        if escape := escapes(root, entry):
+            sink.add(Location(rel), f"{entry.name} {escape}", rule="layout")
         elif entry.is_file() and yaml_name:
             files.append(entry)
         elif kind == "patches" and entry.name == "files" and entry.is_dir():
@@ -100,16 +100,16 @@ def _check_modeline(doc: Document, kind: str, sink: FindingSink) -> None:
 def _top_level(root: Path, sink: FindingSink) -> list[str]:
     """The kind folders present; unknown folders, stray files and escapes are findings."""
     registry_dir = root / "registry"
-    if not inside(root, registry_dir):
-        sink.add(Location("registry"), f"registry {OUTSIDE}", rule="layout")
+    if escape := escapes(root, registry_dir):
+        sink.add(Location("registry"), f"registry {escape}", rule="layout")
         return []
     kinds = []
     for entry in sorted(registry_dir.iterdir()):
         rel = entry.relative_to(root).as_posix()
         if entry.name.startswith("."):
             continue
-        if not inside(root, entry):
-            sink.add(Location(rel), f"{entry.name} {OUTSIDE}", rule="layout")
+        if escape := escapes(root, entry):
+            sink.add(Location(rel), f"{entry.name} {escape}", rule="layout")
         elif not entry.is_dir():
             problem = check_entry(root, entry)
             what = problem.split(",")[0] if problem else "is a file"

@@ -86,11 +86,18 @@ class _Reader:
         elif isinstance(event, ScalarEvent):
             self._count(1, line)
             value = self._scalar(event, line)
+            if self._expects_key():
+                # Registry keys are names: `1:` or `true:` is the text a person typed.
+                value = event.value
             if event.anchor is not None:
                 self.anchors[event.anchor] = (value, 1)
             self._attach(value, line, located=False)
         elif isinstance(event, AliasEvent):
             self._alias(event.anchor, line)
+
+    def _expects_key(self) -> bool:
+        top = self.stack[-1] if self.stack else None
+        return top is not None and isinstance(top.value, dict) and not top.has_key
 
     def _count(self, nodes: int, line: int) -> None:
         self.nodes += nodes
