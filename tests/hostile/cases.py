@@ -326,6 +326,17 @@ def _yaml_cases() -> list[Case]:
             says=('"date": "2026-02-28"',),
         ),
         Case(
+            "extends-chain-too-deep",
+            setup=(_chain_of(18),),
+            args=("list",),
+            findings=tuple(
+                f"registry/profiles/chain-{i}.yaml:3: error: [extends-depth] extends chain is "
+                f"deeper than 16 levels (chain-{i} -> chain-{i - 1} -> chain-{i - 2} -> "
+                f"chain-{i - 3} -> …)"
+                for i in (17, 18)
+            ),
+        ),
+        Case(
             "integer-key",
             setup=(edit(PROFILE, "port: 8200", "port: 8200\n1: one"),),
             findings=(
@@ -342,6 +353,18 @@ def _yaml_cases() -> list[Case]:
             ),
         ),
     ]
+
+
+def _chain_of(length: int) -> Setup:
+    """chain-1 extends tiny-chat, chain-2 extends chain-1, … (each with its own port)."""
+
+    def apply(root: Path) -> None:
+        for i in range(1, length + 1):
+            parent = "tiny-chat" if i == 1 else f"chain-{i - 1}"
+            body = f"id: chain-{i}\nextends: {parent}\ntitle: link {i}\nport: {9000 + i}\n"
+            (root / f"registry/profiles/chain-{i}.yaml").write_text(doc("profile", body))
+
+    return apply
 
 
 def _evidence(date: str) -> Setup:

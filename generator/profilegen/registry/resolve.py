@@ -42,10 +42,16 @@ def merge(
     return out, lines
 
 
+# Real families are three or four levels deep; a bound keeps resolving linear in the
+# number of profiles (every profile merges its whole chain).
+MAX_EXTENDS = 16
+
+
 def _chain(
     ident: str, raw: dict[str, tuple[dict[str, Any], Source]]
-) -> tuple[list[str], str | None]:
-    """The extends chain from the root ancestor down to `ident`; names a cycle if any."""
+) -> tuple[list[str], tuple[str, str] | None]:
+    """The extends chain from the root ancestor down to `ident`, or why there is none
+    (a cycle, or more than MAX_EXTENDS levels) as (rule, message)."""
     chain = [ident]
     seen = {ident}
     current = ident
@@ -54,7 +60,13 @@ def _chain(
         if parent is None or parent not in raw:
             return list(reversed(chain)), None
         if parent in seen:
-            return list(reversed(chain)), parent
+            loop = " -> ".join([*chain, parent])
+            return chain, ("extends-cycle", f"extends cycle: {loop}")
+        if len(chain) > MAX_EXTENDS:
+            text = (
+                f"extends chain is deeper than {MAX_EXTENDS} levels ({' -> '.join(chain[:4])} -> …)"
+            )
+            return chain, ("extends-depth", text)
         chain.append(parent)
         seen.add(parent)
         current = parent
@@ -76,10 +88,10 @@ def resolve_profiles(
                     rule="reference",
                 )
             continue
-        chain, cycle = _chain(ident, raw)
-        if cycle is not None:
-            loop = " -> ".join([*reversed(chain), cycle])
-            sink.add(source.where(("extends",)), f"extends cycle: {loop}", rule="extends-cycle")
+        chain, problem = _chain(ident, raw)
+        if problem is not None:
+            rule, message = problem
+            sink.add(source.where(("extends",)), message, rule=rule)
             continue
         merged: dict[str, Any] = {}
         lines: dict[NodePath, Location] = {}
