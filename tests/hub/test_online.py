@@ -187,7 +187,7 @@ def test_lock_against_a_stalled_hub_writes_nothing(hub: FakeHub, scratch: Path) 
 def test_offline_mode_refuses_online_check(scratch: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     code, _, err = run(scratch, "check", "--online")
-    assert code == 1
+    assert code == 2
     assert "HF_HUB_OFFLINE" in err
     assert "Traceback" not in err
 

@@ -59,7 +59,8 @@ def hub_settings() -> HubSettings:
 def verify_uses(uses: list[ArtifactUse], deadline: Deadline) -> list[ArtifactResult]:
     """Every artifact checked on the Hub within one deadline; exit 2 if it cannot be asked."""
     if offline():
-        raise ProfilegenError(
+        # Asking for the Hub while forbidding it: a contradiction on the command line (exit 2).
+        raise UsageError(
             "HF_HUB_OFFLINE is set: the Hub cannot be asked (drop --online, or unset it)"
         )
     bar, progress = _progress(len(uses))
