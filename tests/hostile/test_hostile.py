@@ -99,5 +99,7 @@ def test_hostile_registry(case: Case, base: Path, tmp_path: Path) -> None:
     assert found == sorted(case.findings), output
     for line in case.says:
         assert line in output.splitlines() or line in output, output
+    for text in case.never:
+        assert text not in output, output
     if run.code != 0:
         assert snapshot(root, out) == before, "a failed run changed files"
