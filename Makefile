@@ -45,6 +45,7 @@ bench: $(BIN)/profilegen
 	$(BIN)/python bench/bench_check.py
 	$(BIN)/python bench/bench_check_online.py
 	$(BIN)/python bench/bench_hub.py
+	$(BIN)/python bench/bench_deadline.py
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import importlib
+import io
 import os
+import sys
 import traceback
 from typing import Any
 
 import click
 
-from .errors import EXIT_FINDINGS, EXIT_INTERNAL, ProfilegenError, RegistryError
+from .errors import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_OK, ProfilegenError, RegistryError
 
 # Command name -> module under profilegen.commands; a command's module (and what it imports)
 # is loaded only when that command runs.
@@ -48,6 +50,12 @@ class Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             code = super().invoke(ctx)
+            sys.stdout.flush()  # a closed pipe shows here, inside the boundary
+        except BrokenPipeError:
+            # `profilegen list | head -1`: the reader has all it wanted. Exit quietly, and
+            # point stdout at /dev/null so the interpreter's final flush cannot fail either.
+            _detach_stdout()
+            ctx.exit(EXIT_OK)
         except RegistryError as exc:
             from .check.report import format_findings, summary
 
@@ -77,6 +85,15 @@ class Group(click.Group):
             )
             ctx.exit(EXIT_INTERNAL)
         ctx.exit(code if isinstance(code, int) else 0)
+
+
+def _detach_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass  # not a real file descriptor (an in-process test runner): nothing to detach
 
 
 def _color() -> bool:

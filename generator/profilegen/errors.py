@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+# A service that cannot be reached shares the usage code: the run proved nothing either way.
+EXIT_UNREACHABLE = EXIT_USAGE
 
 
 def suggest(word: str, choices: Sequence[str]) -> str | None:
@@ -25,9 +27,16 @@ class Severity(str, Enum):
 class Location:
     file: str
     line: int | None = None
+    # The profiles that inherit the value written here through `extends`: a finding about it
+    # is one mistake in this file, and names who else it reaches.
+    inherited_by: tuple[str, ...] = field(default=(), compare=False)
 
     def __str__(self) -> str:
         return self.file if self.line is None else f"{self.file}:{self.line}"
+
+    def via(self, profile: str) -> Location:
+        """The same place, reached through `profile`'s `extends` chain."""
+        return Location(self.file, self.line, tuple(sorted({*self.inherited_by, profile})))
 
 
 @dataclass(frozen=True)
@@ -41,9 +50,18 @@ class Finding:
     severity: Severity = Severity.ERROR
     path: str = ""
 
+    @property
+    def inherited(self) -> str:
+        """` (inherited by a, b)` when the value is reached through `extends`, else ``."""
+        names = self.location.inherited_by
+        return f" (inherited by {', '.join(names)})" if names else ""
+
     def render(self) -> str:
         hint = f" ({self.hint})" if self.hint else ""
-        return f"{self.location}: [{self.rule}] {self.message}{hint}"
+        return (
+            f"{self.location}: {self.severity.value}: [{self.rule}] "
+            f"{self.message}{self.inherited}{hint}"
+        )
 
     def sort_key(self) -> tuple[str, int, str, str]:
         return (self.location.file, self.location.line or 0, self.rule, self.message)
@@ -52,13 +70,19 @@ class Finding:
 class ProfilegenError(Exception):
     """Base class: an error the CLI reports without a traceback."""
 
-    exit_code = 1
+    exit_code = EXIT_FINDINGS
 
 
 class UsageError(ProfilegenError):
     """The command line asked for something that does not exist or makes no sense."""
 
-    exit_code = 2
+    exit_code = EXIT_USAGE
+
+
+class NetworkError(ProfilegenError):
+    """The Hub or a patch host could not be reached (or not within the deadline)."""
+
+    exit_code = EXIT_UNREACHABLE
 
 
 @dataclass
@@ -71,11 +95,31 @@ class RegistryError(ProfilegenError):
         return "\n".join(f.render() for f in sorted(self.findings, key=Finding.sort_key))
 
 
+def merge_findings(findings: Iterable[Finding]) -> list[Finding]:
+    """One finding per mistake: repeats of it (through several inheritors) are folded into one
+    that names every profile that inherited the value, in first-seen order."""
+    merged: dict[Finding, Finding] = {}
+    for finding in findings:
+        known = merged.get(finding)
+        if known is None:
+            merged[finding] = finding
+        elif finding.location.inherited_by:
+            location = known.location
+            for name in finding.location.inherited_by:
+                location = location.via(name)
+            merged[finding] = replace(known, location=location)
+    return list(merged.values())
+
+
 class FindingSink:
     """Collects findings so that one run reports all of them."""
 
     def __init__(self) -> None:
-        self.findings: list[Finding] = []
+        self._findings: dict[Finding, Finding] = {}
+
+    @property
+    def findings(self) -> list[Finding]:
+        return list(self._findings.values())
 
     def add(
         self,
@@ -89,8 +133,8 @@ class FindingSink:
     ) -> None:
         finding = Finding(location, message, hint, rule, severity, path)
         # A value inherited by several profiles is one mistake, reported once.
-        if finding not in self.findings:
-            self.findings.append(finding)
+        known = self._findings.get(finding)
+        self._findings[finding] = merge_findings([known, finding])[0] if known else finding
 
     @property
     def errors(self) -> list[Finding]:

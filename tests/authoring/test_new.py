@@ -70,11 +70,10 @@ def test_check_names_the_missing_output_until_render_all(repo: Path, invoke: Inv
 
     failed = invoke("check")
     assert failed.code == 1
-    assert "[disk-missing]" in failed.err
-    assert f"compose/{NEW}/compose.yaml is missing" in failed.err
-    assert f"registry/profiles/{NEW}.yaml" in failed.err
+    assert f"registry/profiles/{NEW}.yaml:1: error: [disk-missing]" in failed.out
+    assert f"compose/{NEW}/compose.yaml is missing" in failed.out
     # The catalogue now lacks the new row.
-    assert "docs/CATALOG.md:" in failed.err and "[docs-stale]" in failed.err
+    assert "docs/CATALOG.md:" in failed.out and "error: [docs-stale]" in failed.out
 
     rendered = invoke("render", "--all")
     assert rendered.code == 0, rendered.text
@@ -82,8 +81,8 @@ def test_check_names_the_missing_output_until_render_all(repo: Path, invoke: Inv
     assert "wrote docs/CATALOG.md" in rendered.out
 
     passed = invoke("check")
-    assert passed.code == 0, passed.err
-    assert "check passed" in passed.err
+    assert passed.code == 0, passed.out
+    assert "check passed" in passed.out
     assert NEW in (repo / "docs" / "CATALOG.md").read_text()
 
 
@@ -112,6 +111,22 @@ def test_new_writes_nothing_when_the_result_is_invalid(repo: Path, invoke: Invok
     run = invoke("new", NEW, "--from", SIBLING, "--set", "drafter.width=99")
     assert run.code == 1
     assert "exceeds" in run.err
+    assert not new_file(repo).exists()
+
+
+def test_new_refuses_a_profile_that_fails_the_hardware_rules(repo: Path, invoke: Invoke) -> None:
+    run = invoke("new", NEW, "--from", SIBLING, "--set", "envelope.tp=4")
+    assert run.code == 1, run.text
+    assert run.err.splitlines() == [
+        f"registry/profiles/{NEW}.yaml:10: error: [hw-tp] TP 4 needs 4 GPUs, rig 2x3090-pcie has 2",
+        "1 error, 0 warnings",
+    ]
+    assert not new_file(repo).exists()
+    # On a WSL2 rig, the utilization it inherits breaks the rig's policy: named, and refused.
+    run = invoke("new", NEW, "--from", SIBLING, "--set", "rig=2x3090-pcie-x16x4-wsl2")
+    assert run.code == 1, run.text
+    assert "error: [hw-memory] utilization" in run.err
+    assert f"(inherited by {NEW})" in run.err
     assert not new_file(repo).exists()
 
 

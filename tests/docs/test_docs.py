@@ -44,9 +44,9 @@ def test_stale_catalog_fails_check(repo: Path, pristine: Path, invoke: Invoke) -
     catalog.write_text("".join(lines))
     run = invoke("check")
     assert run.code == 1
-    assert "docs/CATALOG.md:5: [docs-stale]" in run.err
-    assert "profilegen render --all" in run.err
-    assert "[disk-stale]" not in run.err and "[disk-missing]" not in run.err
+    assert "docs/CATALOG.md:5: error: [docs-stale]" in run.out
+    assert "profilegen render --all" in run.out
+    assert "[disk-stale]" not in run.out and "[disk-missing]" not in run.out
 
     assert invoke("render", "--all").code == 0
     assert catalog.read_bytes() == (pristine / "docs" / "CATALOG.md").read_bytes()
@@ -58,8 +58,8 @@ def test_missing_and_orphan_pages_fail_check(repo: Path, pristine: Path, invoke:
     orphan.write_text("# old\n")
     run = invoke("check")
     assert run.code == 1
-    assert "generated page docs/benchmarks/qwen3.8-27b.md is missing" in run.err
-    assert "docs/benchmarks/gone-model.md belongs to no model" in run.err
+    assert "generated page docs/benchmarks/qwen3.8-27b.md is missing" in run.out
+    assert "docs/benchmarks/gone-model.md belongs to no model" in run.out
     rendered = invoke("render", "--all")
     assert "removed docs/benchmarks/gone-model.md" in rendered.out
     assert not orphan.exists()

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from profilegen.hub.lock import LOCK_NAME
+from profilegen.hub.verify import RECORD_NAME
 from tests.support.cli import Invoke
 from tests.support.fakehub import FakeHub, FakeRepo
 
@@ -87,7 +88,7 @@ def landed(model_dir: Path) -> list[str]:
     return sorted(
         p.relative_to(model_dir).as_posix()
         for p in model_dir.rglob("*")
-        if p.is_file() and ".cache" not in p.relative_to(model_dir).parts
+        if p.is_file() and ".cache" not in p.relative_to(model_dir).parts and p.name != RECORD_NAME
     )
 
 
@@ -200,7 +201,7 @@ def test_dry_run_json_of_the_seed_profile_offline(
     assert not models.exists()
 
 
-def test_dry_run_online_lists_files_sizes_and_what_would_download(
+def test_dry_run_lists_files_sizes_and_what_would_download_without_the_network(
     hub: FakeHub, locked: list[FakeRepo], invoke: Invoke, tmp_path: Path
 ) -> None:
     models = tmp_path / "models"
@@ -208,16 +209,27 @@ def test_dry_run_online_lists_files_sizes_and_what_would_download(
     assert run.code == 0, run.text
     assert f"{WEIGHTS_REPO} @ {locked[0].head} -> {models / WEIGHTS_DIR}" in run.out
     assert "model-00001-of-00002.safetensors  4.1 kB  download" in run.out
-    assert hub.count("resolve_get") == 0
+    assert hub.count() == 0  # the plan is the lock's
     assert not models.exists()
 
     assert invoke("fetch", SEED, "--model-dir", str(models)).code == 0
     (models / WEIGHTS_DIR / "tokenizer.json").unlink()
+    hub.clear_log()
     plan = json.loads(
         invoke("fetch", SEED, "--model-dir", str(models), "--dry-run", "--format", "json").out
     )
     todo = {o["repo"]: [f["path"] for f in o["files"] if f["download"]] for o in plan}
     assert todo == {WEIGHTS_REPO: ["tokenizer.json"], DRAFTER_REPO: []}
+    assert hub.count() == 0
+
+
+def test_dry_run_with_an_unresolved_lock_says_what_only_the_hub_knows(
+    hub: FakeHub, invoke: Invoke, tmp_path: Path
+) -> None:
+    run = invoke("fetch", SEED, "--model-dir", str(tmp_path / "m"), "--dry-run")
+    assert run.code == 0, run.text
+    assert hub.count() == 0
+    assert "file list unknown without the Hub" in run.out
 
 
 def test_dry_run_offline_uses_the_lock(
@@ -248,7 +260,54 @@ def test_unlocked_artifacts_still_fetch_with_a_warning(
 ) -> None:
     add_seed_repos(hub)  # the shipped lock has no sha256 for them
     models = tmp_path / "models"
-    run = invoke("fetch", SEED, "--model-dir", str(models))
+    run = invoke("fetch", SEED, "--model-dir", str(models), "--format", "json")
     assert run.code == 0, run.text
-    assert "not verified by sha256" in run.err
+    assert "not verified against the lock" in run.err
     assert len(landed(models)) == 6
+    # Held to what the Hub says instead: sizes for plain git files, sha256 for LFS ones.
+    assert [o["verified"] for o in json.loads(run.out)] == ["the Hub's sizes", "the Hub's sizes"]
+
+
+def test_unchanged_files_are_not_hashed_again(
+    hub: FakeHub,
+    locked: list[FakeRepo],
+    invoke: Invoke,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    models = tmp_path / "models"
+    assert invoke("fetch", SEED, "--model-dir", str(models)).code == 0
+    record_path = models / RECORD_NAME
+    record = json.loads(record_path.read_text())
+    shard = f"{DRAFTER_DIR}/model.safetensors"
+    assert record["files"][shard]["sha256"] == hashlib.sha256(b"\x07" * 2048).hexdigest()
+    assert record["files"][shard]["size"] == 2048
+
+    # Make the record lie about an unchanged file: only a check that trusts it sees the lie.
+    record["files"][shard]["sha256"] = "0" * 64
+    record_path.write_text(json.dumps(record))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    trusted = invoke("fetch", SEED, "--model-dir", str(models))
+    assert trusted.code == 1
+    assert f"{models / shard}: sha256 0000000000000000… does not match" in trusted.err
+
+    # Any change to the file (here only its timestamps) and it is hashed again.
+    os.utime(models / shard)
+    assert invoke("fetch", SEED, "--model-dir", str(models)).code == 0
+
+
+def test_offline_a_5_byte_file_for_a_14_gb_gguf_fails_on_its_declared_size(
+    invoke: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The shipped lock records declared facts only: no sha256, but a declared size.
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    models = tmp_path / "models"
+    gguf = models / "qwen3.8-27b-gguf" / "unsloth-iq4xs" / "Qwen3.8-27B-UD-IQ4_XS.gguf"
+    gguf.parent.mkdir(parents=True)
+    gguf.write_bytes(b"GGUF\0")
+    run = invoke("fetch", "qwen38-27b-single-iq4xs", "--model-dir", str(models))
+    assert run.code == 1, run.text
+    assert (
+        f"{gguf}: 5 bytes, but qwen3.8-27b/gguf-iq4xs declares 14.3 GB (±5%); "
+        f"{LOCK_NAME} has no sha256 for it, run `profilegen lock` online"
+    ) in run.err

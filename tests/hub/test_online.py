@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -167,24 +166,28 @@ def test_rate_limit_then_ok_passes(hub: FakeHub, scratch: Path) -> None:
     assert hub.count("model_info", repo="Qwen/Qwen3.8-27B-FP8") == 3
 
 
-def test_stalled_hub_fails_in_bounded_time(
-    hub: FakeHub, scratch: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("PROFILEGEN_HUB_TIMEOUT", "0.5")
-    monkeypatch.setenv("PROFILEGEN_HUB_RETRIES", "1")
+def test_stalled_hub_is_unreachable_within_the_deadline(hub: FakeHub, scratch: Path) -> None:
+    # How fast is measured in bench/bench_deadline.py; here: what it says, and exit 2.
     hub.stall("model_info")
-    started = time.monotonic()
-    code, findings, _ = run(scratch, "check", "--online", "--format", "json")
-    elapsed = time.monotonic() - started
-    assert code == 1
-    assert finding_for(findings, "hub-transport")
-    assert elapsed < 15
+    code, findings, err = run(scratch, "check", "--online", "--format", "json", "--timeout", "0.5")
+    assert code == 2, err
+    assert findings == []
+    assert "error: the Hub could not be reached for 10 of 10 artifacts" in err
+    assert "within the 0.5 s deadline" in err or "ReadTimeout" in err
+
+
+def test_lock_against_a_stalled_hub_writes_nothing(hub: FakeHub, scratch: Path) -> None:
+    before = (scratch / "profilegen.lock.json").read_bytes()
+    hub.stall("model_info")
+    code, _, err = run(scratch, "lock", "--timeout", "0.5")
+    assert code == 2, err
+    assert (scratch / "profilegen.lock.json").read_bytes() == before
 
 
 def test_offline_mode_refuses_online_check(scratch: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     code, _, err = run(scratch, "check", "--online")
-    assert code == 1
+    assert code == 2
     assert "HF_HUB_OFFLINE" in err
     assert "Traceback" not in err
 

@@ -16,8 +16,8 @@ HERE = Path(__file__).resolve().parent
 BASE = HERE / "base"
 # Files at the top of a case folder that steer the runner instead of being overlaid.
 CONTROL = frozenset({"expected.txt", "DELETE", "args", "README.md"})
-# A located finding as the text reporter prints it: `file[:line]: [rule] message (hint)`.
-FINDING = re.compile(r"^\S+: \[[a-z0-9-]+\] ")
+# A located finding as the text reporter prints it: `file[:line]: error: [rule] message (hint)`.
+FINDING = re.compile(r"^\S+: (error|warning): \[[a-z0-9-]+\] ")
 # Cases whose expectation is the right behaviour of a known product bug: strict, so the
 # fix turns them into failures that say "drop me from this table".
 XFAIL: dict[str, str] = {}

@@ -15,7 +15,9 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
-from ..errors import ProfilegenError, RegistryError, UsageError, suggest
+from ..check.driver import GENERATED_RULES, run_rules
+from ..check.rules import CheckContext
+from ..errors import Finding, ProfilegenError, RegistryError, Severity, UsageError, suggest
 from ..model.common import ID_PATTERN
 from ..registry import Registry, load_registry, open_registry
 from ..render.targets.compose import render_profile
@@ -177,8 +179,14 @@ def build_document(registry: Registry, opts: NewOptions) -> tuple[str, str]:
     return out.getvalue(), sibling
 
 
-def _validate(root: Path, rel: str, text: str) -> None:
-    """Loads the whole registry with the new file in a scratch copy: nothing real is touched."""
+def _validate(root: Path, rel: str, text: str) -> list[Finding]:
+    """Proves the new file with every check before it is written; returns its warnings.
+
+    The whole registry is loaded with the new file in a scratch copy (nothing real is
+    touched), then every rule about the registry runs against the real root's lock and
+    vendored files. Any error that lands in the new file, or on a value it inherits,
+    refuses the profile.
+    """
     with tempfile.TemporaryDirectory(prefix="profilegen-new-") as scratch:
         copy = Path(scratch)
         shutil.copytree(root / "registry", copy / "registry")
@@ -186,18 +194,30 @@ def _validate(root: Path, rel: str, text: str) -> None:
         registry, sink = load_registry(copy)
         if sink.errors:
             raise RegistryError(sink.findings)
-    # Render the profile too, so a template or verify failure shows now, not in `render --all`.
     registry.root = root
     ident = Path(rel).stem
+    findings = run_rules(CheckContext(registry), skip=GENERATED_RULES)
+    # `new` writes TODO placeholders on purpose; the next steps it prints say what to fill in.
+    mine = [
+        f
+        for f in findings
+        if (f.location.file == rel or ident in f.location.inherited_by) and f.rule != "placeholder"
+    ]
+    if any(f.severity is Severity.ERROR for f in mine):
+        raise RegistryError(sorted(mine, key=Finding.sort_key))
+    # Render the profile too, so a template or verify failure shows now, not in `render --all`.
     render_profile(registry, registry.profiles[ident])
+    return mine
 
 
 def run_new(root: Path, opts: NewOptions) -> int:
     registry = open_registry(root)
     text, sibling = build_document(registry, opts)
     rel = f"registry/profiles/{opts.new_id}.yaml"
-    _validate(root, rel, text)
+    warnings = _validate(root, rel, text)
     write_atomic(root / rel, text.encode())
+    for finding in warnings:
+        click.echo(finding.render(), err=True)
     click.echo(f"wrote {rel} ({text.count(chr(10))} lines, extends {sibling})")
     click.echo(
         "\n".join(

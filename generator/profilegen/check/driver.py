@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 
 import click
 
-from ..errors import Finding, Location, ProfilegenError, Severity
+from ..errors import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    Finding,
+    Location,
+    ProfilegenError,
+    Severity,
+    merge_findings,
+)
 from ..generated.schemas import stale_schemas
 from ..registry import find_root, load_registry
 from .report import format_findings, summary
@@ -20,6 +27,8 @@ class CheckOptions:
     fmt: str = "text"
     online: bool = False
     color: bool = False
+    quiet: bool = False  # errors only
+    timeout: float | None = None  # the --online deadline (None: environment or default)
 
 
 def collect(opts: CheckOptions) -> list[Finding]:
@@ -39,28 +48,44 @@ def collect(opts: CheckOptions) -> list[Finding]:
     if sink.errors:
         # Rules assume references resolve; report the loader's findings alone.
         return findings
-    ctx = CheckContext(registry, online=opts.online)
+    findings.extend(run_rules(CheckContext(registry, online=opts.online)))
+    if opts.online:
+        from ..hub.deadline import Deadline
+        from ..hub.online import online_findings
+
+        findings.extend(online_findings(registry, Deadline.start(opts.timeout)))
+    return findings
+
+
+# Rules about the generated tree (compose/, docs/) rather than the registry itself.
+GENERATED_RULES = frozenset(
+    {"disk-missing", "disk-stale", "disk-orphan", "docs-stale", "patch-mount"}
+)
+
+
+def run_rules(ctx: CheckContext, skip: frozenset[str] = frozenset()) -> list[Finding]:
+    """Every registered rule but `skip`, over a loaded registry; a rule that cannot run says so."""
+    findings: list[Finding] = []
     for rule in load_rules():
+        if rule.id in skip:
+            continue
         try:
             findings.extend(rule.fn(ctx))
         except ProfilegenError as exc:
             findings.append(Finding(Location("registry"), str(exc), None, rule.id))
-    if opts.online:
-        from ..hub.online import online_findings
-
-        findings.extend(online_findings(registry))
-    return findings
+    return merge_findings(findings)
 
 
 def run_check(opts: CheckOptions) -> int:
-    findings = collect(opts)
+    """The report on stdout, one summary line last (text); 1 when any finding is an error."""
+    findings = merge_findings(collect(opts))
     errors = [f for f in findings if f.severity is Severity.ERROR]
-    if findings:
-        out = format_findings(findings, opts.fmt, color=opts.color)
-        click.echo(out, file=sys.stdout if opts.fmt != "text" else sys.stderr)
+    shown = errors if opts.quiet else findings
+    if shown:
+        click.echo(format_findings(shown, opts.fmt, color=opts.color))
     elif opts.fmt == "json":
         click.echo("[]")
     if opts.fmt == "text":
         verdict = "check failed" if errors else "check passed"
-        click.echo(f"{verdict}: {summary(findings)}", err=True)
-    return 1 if errors else 0
+        click.echo(f"{verdict}: {summary(findings, len(findings) - len(shown))}")
+    return EXIT_FINDINGS if errors else EXIT_OK

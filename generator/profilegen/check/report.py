@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from itertools import groupby
 
 import click
 
@@ -18,8 +17,13 @@ def _escape_gh(text: str, *, prop: bool = False) -> str:
     return text
 
 
+def _ordered(findings: Sequence[Finding]) -> list[Finding]:
+    """Errors first, then warnings; each by file and line."""
+    return sorted(findings, key=lambda f: (f.severity is not Severity.ERROR, f.sort_key()))
+
+
 def format_findings(findings: Sequence[Finding], fmt: str, *, color: bool = False) -> str:
-    ordered = sorted(findings, key=Finding.sort_key)
+    ordered = _ordered(findings)
     if fmt == "json":
         return json.dumps(
             [
@@ -31,6 +35,7 @@ def format_findings(findings: Sequence[Finding], fmt: str, *, color: bool = Fals
                     "message": f.message,
                     "hint": f.hint,
                     "path": f.path or None,
+                    "inherited_by": list(f.location.inherited_by),
                 }
                 for f in ordered
             ],
@@ -45,27 +50,23 @@ def format_findings(findings: Sequence[Finding], fmt: str, *, color: bool = Fals
                 props += f",line={f.location.line}"
             props += f",title={_escape_gh(f.rule, prop=True)}"
             hint = f" ({f.hint})" if f.hint else ""
-            lines.append(f"::{level} {props}::{_escape_gh(f.message + hint)}")
+            lines.append(f"::{level} {props}::{_escape_gh(f.message + f.inherited + hint)}")
         return "\n".join(lines)
-    return _text(ordered, color)
+    return "\n".join(_line(f, color) for f in ordered)
 
 
-def _text(ordered: Sequence[Finding], color: bool) -> str:
-    lines: list[str] = []
-    for file, group in groupby(ordered, key=lambda f: f.location.file):
-        items = list(group)
-        if len(ordered) > 1 and len({f.location.file for f in ordered}) > 1:
-            lines.append(click.style(file, bold=True) if color else file)
-        for f in items:
-            text = f.render()
-            if color:
-                fg = "red" if f.severity is Severity.ERROR else "yellow"
-                text = text.replace(f"[{f.rule}]", click.style(f"[{f.rule}]", fg=fg), 1)
-            lines.append(("  " if len({x.location.file for x in ordered}) > 1 else "") + text)
-    return "\n".join(lines)
+def _line(f: Finding, color: bool) -> str:
+    """`file:line: error: [rule] message (hint)`: one finding, whole, on one line."""
+    text = f.render()
+    if color:
+        label = f"{f.severity.value}:"
+        fg = "red" if f.severity is Severity.ERROR else "yellow"
+        text = text.replace(f" {label} ", f" {click.style(label, fg=fg, bold=True)} ", 1)
+    return text
 
 
-def summary(findings: Sequence[Finding]) -> str:
+def summary(findings: Sequence[Finding], hidden: int = 0) -> str:
     errors = sum(1 for f in findings if f.severity is Severity.ERROR)
     warnings = len(findings) - errors
-    return f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}"
+    text = f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}"
+    return text + (f" ({hidden} not shown: --quiet)" if hidden else "")

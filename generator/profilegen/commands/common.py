@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TextIO, TypeVar
 
 import click
 
 from ..registry import Registry, find_root, open_registry
 
 FORMAT_TEXT_JSON = click.Choice(["text", "json"])
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,18 @@ class Context:
 pass_context = click.make_pass_decorator(Context)
 
 
-def color() -> bool:
-    """Colour only on a terminal, and never with NO_COLOR set."""
-    return sys.stderr.isatty() and not os.environ.get("NO_COLOR")
+def color(stream: TextIO | None = None) -> bool:
+    """Colour only on a terminal (stderr unless told), and never with NO_COLOR set."""
+    return (stream or sys.stderr).isatty() and not os.environ.get("NO_COLOR")
+
+
+def timeout_option(fn: F) -> F:
+    """`--timeout SECONDS`: one deadline for all the network access of a command."""
+    option = click.option(
+        "--timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        metavar="SECONDS",
+        help="Deadline for all network access of this command, in total "
+        "(default: PROFILEGEN_NETWORK_TIMEOUT, else 30).",
+    )
+    return option(fn)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .common import FORMAT_TEXT_JSON, Context, pass_context
+from .common import FORMAT_TEXT_JSON, Context, pass_context, timeout_option
 
 
 @click.command("fetch")
@@ -19,11 +19,22 @@ from .common import FORMAT_TEXT_JSON, Context, pass_context
     type=click.Path(file_okay=False, path_type=Path),
     help="Host folder the compose mounts as the model cache (MODEL_DIR).",
 )
-@click.option("--dry-run", is_flag=True, help="Print what would be downloaded and where.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print what would be downloaded and where, from the lock file (no network).",
+)
 @click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@timeout_option
 @pass_context
-def command(obj: Context, profile: str, model_dir: Path, dry_run: bool, fmt: str) -> int:
-    """Download PROFILE's artifacts into MODEL_DIR and verify them against the lock file."""
+def command(
+    obj: Context, profile: str, model_dir: Path, dry_run: bool, fmt: str, timeout: float | None
+) -> int:
+    """Download PROFILE's artifacts into MODEL_DIR and verify them against the lock file.
+
+    --timeout bounds the talk with the Hub; a download runs as long as bytes keep arriving
+    and fails once none has come for that long.
+    """
     from ..hub.fetch import FetchOptions, run_fetch  # loads huggingface_hub
 
-    return run_fetch(obj.registry(), FetchOptions(profile, model_dir, dry_run, fmt))
+    return run_fetch(obj.registry(), FetchOptions(profile, model_dir, dry_run, fmt, timeout))

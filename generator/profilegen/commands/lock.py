@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .common import Context, pass_context
+from .common import Context, pass_context, timeout_option
 
 
 @click.command("lock")
@@ -14,9 +14,10 @@ from .common import Context, pass_context
     is_flag=True,
     help="Do not ask the Hub: record declared facts, keep still-valid resolved entries.",
 )
+@timeout_option
 @pass_context
-def command(obj: Context, offline_only: bool) -> int:
+def command(obj: Context, offline_only: bool, timeout: float | None) -> int:
     """Resolve every artifact on the Hub and every remote patch pin into the lock file."""
     from ..hub.online import run_lock  # loads huggingface_hub: only when locking
 
-    return run_lock(obj.registry(), offline_only=offline_only)
+    return run_lock(obj.registry(), offline_only=offline_only, timeout=timeout)

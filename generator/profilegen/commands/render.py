@@ -7,13 +7,15 @@ from pathlib import Path
 import click
 
 from ..docs.catalog import remove_orphan_pages
-from ..errors import EXIT_OK, ProfilegenError
+from ..errors import EXIT_OK, UsageError
 from ..generated.tree import COMPOSE_DIR, plan_all, remove_orphans
+from ..hub.deadline import Deadline
+from ..hub.patchfiles import collect_patch_files
 from ..registry import Registry, find_profile
 from ..render import render_profile
 from ..render.bundle import bundle_files, write_bundle
 from ..write import write_files
-from .common import Context, pass_context
+from .common import Context, pass_context, timeout_option
 
 
 @click.command("render")
@@ -25,23 +27,26 @@ from .common import Context, pass_context
     help="Write a relocatable bundle (compose, manifest, .env.example, patches/) here.",
 )
 @click.option("--all", "all_", is_flag=True, help="Rewrite the checked-in compose/ tree.")
+@timeout_option
 @pass_context
-def command(obj: Context, profile: str | None, output: Path | None, all_: bool) -> int:
+def command(
+    obj: Context, profile: str | None, output: Path | None, all_: bool, timeout: float | None
+) -> int:
     """Render PROFILE's compose file to stdout (or a bundle with -o)."""
     registry = obj.registry()
     if all_:
         if profile or output:
-            raise ProfilegenError(
-                "--all renders every profile into compose/; give no PROFILE or -o"
-            )
+            raise UsageError("--all renders every profile into compose/; give no PROFILE or -o")
         return render_all(registry)
     if not profile:
-        raise ProfilegenError("name a PROFILE to render (or use --all)")
+        raise UsageError("name a PROFILE to render (or use --all)")
     found = find_profile(registry, profile)
     rendered = render_profile(registry, found)
     if output is None:
         click.echo(rendered.compose.decode(), nl=False)
         return EXIT_OK
+    # Remote patch files arrive (in parallel, within one deadline) before anything is written.
+    collect_patch_files(registry, found.patches, Deadline.start(timeout))
     files = bundle_files(registry, found, rendered)  # gathered and verified before any write
     write_bundle(output, files)
     click.echo(

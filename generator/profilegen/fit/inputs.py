@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ProfilegenError
+from ..hub.artifacts import SIZE_TOLERANCE
 from ..hub.lock import Lock
 from ..model import Gpu, Profile, Rig
 from ..model.model import Architecture, Artifact
@@ -61,21 +62,26 @@ class Target:
 
 
 def artifact_bytes(artifact: Artifact, key: str, lock: Lock | None) -> int:
-    """The resolved total size from the lock file when it still describes the artifact."""
+    """The resolved total size from the lock file when it still describes the artifact.
+
+    A total far from the declared size is a lock that `check` rejects: it is not used.
+    """
     entry = lock.artifacts.get(key) if lock else None
+    declared = artifact.size.bytes if artifact.size is not None else None
     if (
         entry
         and entry.get("resolved")
         and entry.get("repo") == artifact.repo
         and entry.get("revision") == artifact.revision
         and isinstance(entry.get("total_size"), int)
+        and (declared is None or abs(entry["total_size"] - declared) <= SIZE_TOLERANCE * declared)
     ):
         return int(entry["total_size"])
-    if artifact.size is None:
+    if declared is None:
         raise FitError(
             f"the size of {key} is unknown (run `profilegen lock` to read it from the Hub)"
         )
-    return artifact.size.bytes
+    return declared
 
 
 def model_shape(arch: Architecture, model_id: str) -> fm.ModelShape:

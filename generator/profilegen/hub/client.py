@@ -6,6 +6,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import TimeoutError as FuturesTimeout
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
@@ -25,7 +26,9 @@ from huggingface_hub.errors import (
     OfflineModeIsEnabled,
 )
 
+from .deadline import Deadline
 from .problems import (
+    OutOfTime,
     _by_path,
     _is_commit,
     _missing_text,
@@ -42,6 +45,8 @@ from .types import ArtifactRequest, ArtifactResult, HubError, HubProblem, HubSet
 
 T = TypeVar("T")
 _TRUTHY = {"1", "ON", "YES", "TRUE"}
+# Requests time out at the deadline themselves; this only lets their answer arrive first.
+_GRACE_S = 0.25
 
 
 def offline() -> bool:
@@ -54,15 +59,19 @@ def verify_artifacts(
     requests: Sequence[ArtifactRequest],
     settings: HubSettings,
     progress: Callable[[ArtifactResult], None] | None = None,
+    deadline: Deadline | None = None,
 ) -> list[ArtifactResult]:
     """Check every request against the Hub; results come back in request order.
 
-    ``progress`` is called on the calling thread as each result completes.
+    ``progress`` is called on the calling thread as each result completes. All requests
+    share one ``deadline`` (default: a fresh one of PROFILEGEN_NETWORK_TIMEOUT or 30 s);
+    a request still unanswered when it passes gets a ``deadline`` problem.
     """
     _require_online("verify artifacts")
     if not requests:
         return []
-    hub = _Hub.create(settings)
+    deadline = deadline or Deadline.start()
+    hub = _Hub.create(settings, deadline)
     results: dict[int, ArtifactResult] = {}
     pool = ThreadPoolExecutor(
         max_workers=min(settings.workers, len(requests)), thread_name_prefix="profilegen-hub"
@@ -71,15 +80,24 @@ def verify_artifacts(
         futures: dict[Future[ArtifactResult], int] = {
             pool.submit(hub.verify, request): index for index, request in enumerate(requests)
         }
-        for future in as_completed(futures):
+        for future in as_completed(futures, timeout=deadline.remaining() + _GRACE_S):
             result = future.result()
             results[futures[future]] = result
             if progress is not None:
                 progress(result)
+    except FuturesTimeout:
+        pass  # the unanswered ones are reported below
     finally:
-        # On error or Ctrl-C, drop queued checks; running ones end within their timeouts.
-        pool.shutdown(wait=True, cancel_futures=True)
-    return [results[index] for index in range(len(requests))]
+        # Drop queued checks; running ones end within their timeouts, which the deadline cut.
+        pool.shutdown(wait=False, cancel_futures=True)
+    return [
+        results.get(index) or _late(request, deadline) for index, request in enumerate(requests)
+    ]
+
+
+def _late(request: ArtifactRequest, deadline: Deadline) -> ArtifactResult:
+    text = str(OutOfTime(deadline.seconds))
+    return ArtifactResult(request, None, (), None, False, (_say(request, "deadline", text),))
 
 
 class _GaveUp(Exception):
@@ -99,46 +117,62 @@ class _Hub:
     endpoint: str | None
     token: str | Literal[False]
     settings: HubSettings
+    deadline: Deadline
 
     @classmethod
-    def create(cls, settings: HubSettings) -> _Hub:
+    def create(cls, settings: HubSettings, deadline: Deadline | None = None) -> _Hub:
         # HF_ENDPOINT is read by huggingface_hub at import time; read it again now so a value
         # set later (tests, CLI flags exported to the environment) is honoured.
         endpoint = settings.endpoint or os.environ.get("HF_ENDPOINT") or None
         if endpoint is not None:
             endpoint = endpoint.rstrip("/")
         token = _resolve_token(settings.token)
+        # The library's user-agent telemetry fetches a registry of "agent harnesses" from the
+        # endpoint with its own 3 s timeout, outside any deadline of ours (and a request a
+        # catalogue check has no use for): the documented HF_HUB_DISABLE_TELEMETRY turns it off.
+        constants.HF_HUB_DISABLE_TELEMETRY = True
         # Create the shared client and the library's lazily built header state on this thread,
         # so the workers do not race to initialise them.
         get_session()
         warm_headers = getattr(hf_utils, "build_hf_headers", None)
         if callable(warm_headers):
             warm_headers(token=False)
-        return cls(HfApi(endpoint=endpoint, token=token), endpoint, token, settings)
+        api = HfApi(endpoint=endpoint, token=token)
+        return cls(api, endpoint, token, settings, deadline or Deadline.start())
 
-    def call(self, fn: Callable[[], T]) -> T:
-        """Run ``fn`` with bounded retries on 429, 5xx and transport errors."""
+    def timeout(self) -> float:
+        """The next request's timeout: the per-request one, cut to what the deadline leaves."""
+        return min(self.settings.timeout, self.deadline.remaining())
+
+    def call(self, fn: Callable[[float], T]) -> T:
+        """Run ``fn(timeout)`` with bounded retries on 429, 5xx and transport errors.
+
+        No attempt starts, and no retry waits, past the deadline.
+        """
         attempt = 1
         while True:
+            if self.deadline.expired:
+                raise _GaveUp(OutOfTime(self.deadline.seconds), attempt - 1)
             try:
-                return fn()
+                return fn(self.timeout())
             except OfflineModeIsEnabled as exc:
                 raise HubError("HF_HUB_OFFLINE is set: the Hub cannot be reached") from exc
             except Exception as exc:
-                if attempt > self.settings.retries or not _retryable(exc):
+                if _retryable(exc) and self.deadline.remaining() < _GRACE_S:
+                    raise _GaveUp(OutOfTime(self.deadline.seconds, exc), attempt) from exc
+                delay = _retry_delay(exc, attempt, self.settings.backoff)
+                out_of_time = delay >= self.deadline.remaining()
+                if attempt > self.settings.retries or not _retryable(exc) or out_of_time:
                     raise _GaveUp(exc, attempt) from exc
-                time.sleep(_retry_delay(exc, attempt, self.settings.backoff))
+                time.sleep(delay)
                 attempt += 1
 
     def verify(self, request: ArtifactRequest) -> ArtifactResult:
         unpinned = not _is_commit(request.revision)
         try:
             info = self.call(
-                lambda: self.api.model_info(
-                    request.repo,
-                    revision=request.revision,
-                    files_metadata=True,
-                    timeout=self.settings.timeout,
+                lambda timeout: self.api.model_info(
+                    request.repo, revision=request.revision, files_metadata=True, timeout=timeout
                 )
             )
         except _GaveUp as failure:
@@ -179,8 +213,8 @@ class _Hub:
         url = hf_hub_url(request.repo, path, revision=commit, endpoint=self.endpoint)
         try:
             self.call(
-                lambda: get_hf_file_metadata(
-                    url, token=self.token, timeout=self.settings.timeout, endpoint=self.endpoint
+                lambda timeout: get_hf_file_metadata(
+                    url, token=self.token, timeout=timeout, endpoint=self.endpoint
                 )
             )
         except _GaveUp as failure:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, overload
@@ -16,7 +19,8 @@ from huggingface_hub.errors import (
 from huggingface_hub.utils.tqdm import tqdm as hf_tqdm
 
 from .client import _Hub, _require_online
-from .problems import _first_line
+from .deadline import Deadline
+from .problems import _first_line, _is_transport_error
 from .types import (
     ADVISORY_CODES,
     ArtifactRequest,
@@ -29,6 +33,8 @@ from .types import (
     RemoteFile,
 )
 
+_POLL_S = 0.25  # how often a running download's progress is looked at
+
 
 @overload
 def fetch_artifact(
@@ -38,6 +44,7 @@ def fetch_artifact(
     *,
     dry_run: Literal[True],
     progress: bool = False,
+    deadline: Deadline | None = None,
 ) -> FetchPlan: ...
 
 
@@ -49,6 +56,7 @@ def fetch_artifact(
     *,
     dry_run: Literal[False] = False,
     progress: bool = False,
+    deadline: Deadline | None = None,
 ) -> FetchResult: ...
 
 
@@ -60,6 +68,7 @@ def fetch_artifact(
     *,
     dry_run: bool = False,
     progress: bool = False,
+    deadline: Deadline | None = None,
 ) -> FetchPlan | FetchResult: ...
 
 
@@ -70,15 +79,19 @@ def fetch_artifact(
     *,
     dry_run: bool = False,
     progress: bool = False,
+    deadline: Deadline | None = None,
 ) -> FetchPlan | FetchResult:
     """Download exactly the declared files of ``request`` into ``local_dir`` at a pinned commit.
 
     The artifact is verified first: snapshot_download silently skips allow-listed files that
     do not exist, so a missing file, unknown repo or unreadable gated repo raises HubError
     before anything is downloaded. ``progress`` enables the library's progress bars.
+
+    Talking to the Hub draws on ``deadline``; the transfer itself may take as long as the
+    files need, but fails once no byte has arrived for the deadline's length (a stall).
     """
     _require_online("fetch artifacts")
-    hub = _Hub.create(settings)
+    hub = _Hub.create(settings, deadline)
     checked = hub.verify(request)
     blocking = [p for p in checked.problems if p.code not in ADVISORY_CODES]
     if blocking or checked.commit is None:
@@ -122,7 +135,7 @@ class _Download:
                 allow_patterns=patterns,
                 endpoint=self.hub.endpoint,
                 token=self.hub.token,
-                etag_timeout=self.hub.settings.timeout,
+                etag_timeout=max(0.1, self.hub.timeout()),
                 max_workers=min(8, self.hub.settings.workers),
                 tqdm_class=None if self.progress else _QuietTqdm,
                 dry_run=dry_run,
@@ -131,10 +144,40 @@ class _Download:
             raise HubError("HF_HUB_OFFLINE is set: the Hub cannot be reached") from exc
         except Exception as exc:
             what = "plan" if dry_run else "download"
-            raise HubError(
+            text = (
                 f"cannot {what} {self.request.key} ({self.request.repo}@{self.commit[:12]}): "
                 f"{type(exc).__name__}: {_first_line(exc)}"
-            ) from exc
+            )
+            code = "transport" if _is_transport_error(exc) else "download"
+            raise HubError(text, [HubProblem(code, text)]) from exc
+
+    def _watched(self) -> None:
+        """The download in a daemon thread, abandoned once no byte lands for a whole deadline."""
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                self._snapshot(dry_run=False)
+            except BaseException as exc:  # handed to the calling thread
+                failure.append(exc)
+
+        worker = threading.Thread(target=run, name="profilegen-fetch", daemon=True)
+        worker.start()
+        stall = self.hub.deadline.seconds
+        landed, since = -1, time.monotonic()
+        while worker.is_alive():
+            worker.join(_POLL_S)
+            size = _bytes_under(self.local_dir)
+            if size != landed:
+                landed, since = size, time.monotonic()
+            elif time.monotonic() - since > stall:
+                text = (
+                    f"cannot download {self.request.key} ({self.request.repo}): no data from "
+                    f"the Hub for {stall:g} s (raise it with --timeout or PROFILEGEN_NETWORK_TIMEOUT)"
+                )
+                raise HubError(text, [HubProblem("deadline", text)])
+        if failure:
+            raise failure[0]
 
     def plan(self, advisory: tuple[HubProblem, ...]) -> FetchPlan:
         infos: dict[str, Any] = {}
@@ -156,7 +199,7 @@ class _Download:
         )
 
     def run(self, advisory: tuple[HubProblem, ...], total: int | None) -> FetchResult:
-        self._snapshot(dry_run=False)
+        self._watched()
         # snapshot_download returns an existing local_dir as-is when the Hub is unreachable
         # (it only logs a warning), so confirm every file really is there with the right size.
         paths = tuple(self.local_dir / f.path for f in self.files)
@@ -180,6 +223,15 @@ class _Download:
             total,
             advisory,
         )
+
+
+def _bytes_under(folder: Path) -> int:
+    """Bytes in every file below `folder`, partial downloads included: the progress signal."""
+    total = 0
+    for path in folder.rglob("*") if folder.is_dir() else ():
+        with contextlib.suppress(OSError):
+            total += path.lstat().st_size
+    return total
 
 
 def _fnmatch_escape(path: str) -> str:

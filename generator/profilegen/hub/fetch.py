@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from dataclasses import dataclass
@@ -11,17 +10,17 @@ from typing import Any
 
 import click
 
-from ..errors import ProfilegenError
+from ..errors import NetworkError, ProfilegenError
 from ..model import Profile
 from ..model.model import Artifact
 from ..registry import Registry, find_profile
-from .artifacts import artifact_uses, profile_artifacts
+from .artifacts import SIZE_TOLERANCE, artifact_uses, profile_artifacts
 from .client import offline
+from .deadline import Deadline
 from .download import fetch_artifact
 from .lock import LOCK_NAME, entry_matches, read_lock
-from .types import ArtifactRequest, FetchPlan, HubError, HubSettings
-
-_CHUNK = 8 * 2**20
+from .types import NETWORK_CODES, ArtifactRequest, HubError, HubSettings
+from .verify import Expected, Record, check_declared_size, check_files, human
 
 
 @dataclass(frozen=True)
@@ -30,6 +29,7 @@ class FetchOptions:
     model_dir: Path
     dry_run: bool = False
     fmt: str = "text"
+    timeout: float | None = None  # the deadline for talking to the Hub (and a stall's length)
 
 
 @dataclass(frozen=True)
@@ -95,41 +95,24 @@ def needs(registry: Registry, profile: Profile, model_dir: Path) -> list[Need]:
     return out
 
 
-def human(size: int | None) -> str:
-    if size is None:
-        return "size unknown"
-    for unit, scale in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
-        if size >= scale:
-            return f"{size / scale:.1f} {unit}"
-    return f"{size} B"
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _present(path: Path, size: int | None) -> bool:
     return path.is_file() and (size is None or path.stat().st_size == size)
 
 
-def verify_local(need: Need) -> list[str]:
+def verify_local(need: Need, record: Record) -> list[str]:
     """Every locked file is there with the locked size and sha256; problems name the file."""
-    problems: list[str] = []
-    for f in need.locked or ():
-        path = need.target / f.path
-        if not path.is_file():
-            problems.append(f"{path}: missing")
-        elif f.size is not None and path.stat().st_size != f.size:
-            problems.append(f"{path}: {path.stat().st_size:,} bytes, {LOCK_NAME} says {f.size:,}")
-        elif f.sha256 is not None and (got := sha256_file(path)) != f.sha256:
-            problems.append(
-                f"{path}: sha256 {got[:16]}… does not match {LOCK_NAME} ({f.sha256[:16]}…)"
-            )
-    return problems
+    expected = tuple(Expected(f.path, f.size, f.sha256) for f in need.locked or ())
+    return check_files(need.target, expected, record)
+
+
+def _declared(need: Need) -> list[str]:
+    a = need.artifact
+    if a.size is None:
+        return [
+            f"{need.target}: {need.key} declares no size and {LOCK_NAME} has no sha256 for it, "
+            "so it cannot be verified; run `profilegen lock` online"
+        ]
+    return check_declared_size(need.key, need.target, tuple(a.files), a.size.bytes, SIZE_TOLERANCE)
 
 
 # -- dry run ------------------------------------------------------------------------------------
@@ -149,11 +132,6 @@ def _plan_offline(need: Need) -> dict[str, Any]:
         [(p, s, not _present(need.target / p, s)) for p, s in files],
         source,
     )
-
-
-def _plan_online(need: Need, plan: FetchPlan) -> dict[str, Any]:
-    files = [(f.path, f.size, f.will_download) for f in plan.files]
-    return _plan_object(need, plan.revision, files, "hub")
 
 
 def _identity(need: Need, revision: str | None) -> dict[str, Any]:
@@ -188,7 +166,7 @@ def _print_plan(obj: dict[str, Any]) -> None:
     if obj["whole_repo"]:
         click.echo(
             f"  whole repository, about {human(obj['declared_size_bytes'])} declared "
-            "(file list unknown offline; `profilegen lock` records it)"
+            "(file list unknown without the Hub; `profilegen lock` online records it)"
         )
     for f in obj["files"]:
         state = "download" if f["download"] else "present"
@@ -203,10 +181,10 @@ def _print_plan(obj: dict[str, Any]) -> None:
 # -- fetch and verify ---------------------------------------------------------------------------
 
 
-def _verify_offline(need: Need) -> tuple[dict[str, Any], list[str]]:
+def _verify_offline(need: Need, record: Record) -> tuple[dict[str, Any], list[str]]:
     """HF_HUB_OFFLINE: nothing can be downloaded, so only check what is already there."""
     if need.locked is not None:
-        problems = verify_local(need)
+        problems = verify_local(need, record)
         missing = [p for p in problems if p.endswith(": missing")]
         if missing:
             problems.append(
@@ -218,24 +196,38 @@ def _verify_offline(need: Need) -> tuple[dict[str, Any], list[str]]:
     if not need.artifact.files and not (need.target.is_dir() and any(need.target.iterdir())):
         absent = [need.target]
     problems = [f"{p}: missing (HF_HUB_OFFLINE is set, so it cannot be downloaded)" for p in absent]
-    return _result_object(need, need.revision, list(need.files), [], "presence"), problems
+    # Without a resolved lock entry there is no sha256: the declared size is what is left.
+    problems = problems or _declared(need)
+    return _result_object(need, need.revision, list(need.files), [], "declared size"), problems
 
 
-def _fetch_one(need: Need, progress: bool) -> tuple[dict[str, Any], list[str]]:
+def _fetch_one(
+    need: Need, progress: bool, deadline: Deadline, record: Record
+) -> tuple[dict[str, Any], list[str]]:
     sizes = {f.path: f.size for f in need.locked or ()}
     before = {p for p in need.files if _present(need.target / p, sizes.get(p))}
     try:
-        result = fetch_artifact(need.request(), need.target, HubSettings(), progress=progress)
+        result = fetch_artifact(
+            need.request(), need.target, HubSettings(), progress=progress, deadline=deadline
+        )
     except HubError as exc:
+        if any(p.code in NETWORK_CODES for p in exc.problems):
+            raise NetworkError(str(exc)) from exc
         raise ProfilegenError(str(exc)) from exc
     for problem in result.problems:
         click.echo(f"warning: {problem.message}", err=True)
     files = [f.path for f in result.files]
     downloaded = [p for p in files if p not in before]
-    problems: list[str] = []
     if need.locked is None:
-        click.echo(f"warning: {need.key}: not verified by sha256: {need.lock_note}", err=True)
-        return _result_object(need, result.revision, files, downloaded, "size"), problems
+        # No lock to vouch: hold the files to what the Hub says they are.
+        click.echo(
+            f"warning: {need.key}: not verified against the lock: {need.lock_note}", err=True
+        )
+        expected = tuple(Expected(f.path, f.size, f.sha256) for f in result.files)
+        found = check_files(need.target, expected, record, source="the Hub")
+        verified = "the Hub's sha256" if all(f.sha256 for f in expected) else "the Hub's sizes"
+        return _result_object(need, result.revision, files, downloaded, verified), found
+    problems: list[str] = []
     if need.commit is not None and result.revision != need.commit:
         problems.append(f"{need.key}: fetched {result.revision}, {LOCK_NAME} has {need.commit}")
     locked = {f.path: f.sha256 for f in need.locked}
@@ -245,7 +237,7 @@ def _fetch_one(need: Need, progress: bool) -> tuple[dict[str, Any], list[str]]:
                 f"{need.key}: the Hub's sha256 of {remote.path} differs from {LOCK_NAME}; "
                 "the lock is stale or the repo was rewritten"
             )
-    problems += verify_local(need)
+    problems += verify_local(need, record)
     return _result_object(need, result.revision, files, downloaded, "sha256"), problems
 
 
@@ -267,21 +259,22 @@ def run_fetch(registry: Registry, opts: FetchOptions) -> int:
     objects: list[dict[str, Any]] = []
     problems: list[str] = []
     if opts.dry_run:
-        for need in wanted:
-            if is_offline:
-                objects.append(_plan_offline(need))
-                continue
-            try:
-                plan = fetch_artifact(need.request(), need.target, HubSettings(), dry_run=True)
-            except HubError as exc:
-                raise ProfilegenError(str(exc)) from exc
-            objects.append(_plan_online(need, plan))
+        # The plan comes from the lock and the disk: a dry run never touches the network.
+        objects = [_plan_offline(need) for need in wanted]
     else:
         progress = opts.fmt == "text" and sys.stderr.isatty()
-        for need in wanted:
-            obj, found = _verify_offline(need) if is_offline else _fetch_one(need, progress)
-            objects.append(obj)
-            problems += found
+        deadline = Deadline.start(opts.timeout)
+        record = Record(opts.model_dir)
+        try:
+            for need in wanted:
+                if is_offline:
+                    obj, found = _verify_offline(need, record)
+                else:
+                    obj, found = _fetch_one(need, progress, deadline, record)
+                objects.append(obj)
+                problems += found
+        finally:
+            record.save()
     if problems:
         if opts.fmt == "json":
             click.echo(json.dumps(objects, indent=2))

@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ProfilegenError
 from ..registry import Registry
-from .artifacts import ArtifactUse
+from .artifacts import SIZE_TOLERANCE, ArtifactUse
 
 if TYPE_CHECKING:
     from .types import ArtifactResult
 
 LOCK_NAME = "profilegen.lock.json"
 LOCK_VERSION = 1
+COMMIT = re.compile(r"[0-9a-f]{40}")
+SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 @dataclass
@@ -50,7 +53,13 @@ def read_lock(root: Path) -> Lock | None:
         ) from exc
     if not isinstance(data, dict) or data.get("lock_version") != LOCK_VERSION:
         raise LockError(f"{LOCK_NAME}: unknown lock_version; rerun `profilegen lock`")
-    return Lock(dict(data.get("artifacts") or {}), dict(data.get("patches") or {}))
+    tables = [data.get("artifacts") or {}, data.get("patches") or {}]
+    for name, table in zip(("artifacts", "patches"), tables, strict=True):
+        if not isinstance(table, dict) or not all(isinstance(v, dict) for v in table.values()):
+            raise LockError(
+                f"{LOCK_NAME}: {name} must map keys to entries; rerun `profilegen lock`"
+            )
+    return Lock(dict(tables[0]), dict(tables[1]))
 
 
 def declared_entry(use: ArtifactUse) -> dict[str, Any]:
@@ -101,5 +110,44 @@ def entry_matches(use: ArtifactUse, entry: dict[str, Any]) -> bool:
     a = use.artifact
     if entry.get("repo") != a.repo or entry.get("revision") != a.revision:
         return False
-    locked = {f.get("path") for f in entry.get("files") or []}
+    if entry.get("declared_size_bytes") != a.size_bytes:
+        return False
+    files = entry.get("files")
+    if not isinstance(files, list):
+        return False
+    locked = {f.get("path") for f in files if isinstance(f, dict)}
     return all(p in locked for p in a.files)
+
+
+def _file_problem(f: Any) -> str | None:
+    if not isinstance(f, dict) or not isinstance(f.get("path"), str):
+        return "a file without a path"
+    size, sha = f.get("size"), f.get("sha256")
+    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+        return f"{f['path']} without a size"
+    if sha is not None and not (isinstance(sha, str) and SHA256.fullmatch(sha)):
+        return f"{f['path']} with a malformed sha256"
+    return None
+
+
+def resolved_problems(use: ArtifactUse, entry: dict[str, Any]) -> list[str]:
+    """What makes a resolved entry unable to vouch for the files it names (empty: sound)."""
+    commit = entry.get("commit")
+    if not (isinstance(commit, str) and COMMIT.fullmatch(commit)):
+        return ["records no commit"]
+    files = entry.get("files") or []
+    if not files:
+        return ["records no files"]
+    bad = [p for p in map(_file_problem, files) if p]
+    if bad:
+        return [f"records {bad[0]}" + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else "")]
+    total = sum(f["size"] for f in files)
+    if entry.get("total_size") != total:
+        return [f"records total_size {entry.get('total_size')}, its files add up to {total:,}"]
+    declared = use.artifact.size.bytes if use.artifact.size is not None else None
+    if declared is not None and abs(total - declared) > SIZE_TOLERANCE * declared:
+        return [
+            f"records {total:,} bytes of files, the registry declares {declared:,} "
+            f"(±{SIZE_TOLERANCE:.0%})"
+        ]
+    return []

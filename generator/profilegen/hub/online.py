@@ -7,11 +7,12 @@ import sys
 
 import click
 
-from ..errors import Finding, ProfilegenError, Severity
+from ..errors import Finding, NetworkError, ProfilegenError, Severity, UsageError
 from ..registry import Registry
 from ..write import write_atomic
 from .artifacts import ArtifactUse, artifact_uses
 from .client import offline, verify_artifacts
+from .deadline import Deadline
 from .lock import (
     LOCK_NAME,
     Lock,
@@ -21,7 +22,7 @@ from .lock import (
     read_lock,
     resolved_entry,
 )
-from .types import ADVISORY_CODES, ArtifactResult, HubError, HubSettings
+from .types import ADVISORY_CODES, NETWORK_CODES, ArtifactResult, HubError, HubSettings
 
 
 def _progress(total: int) -> tuple[object, object]:
@@ -43,9 +44,9 @@ def hub_settings() -> HubSettings:
         try:
             value = float(raw)
         except ValueError:
-            raise ProfilegenError(f"{name} must be a number, got {raw!r}") from None
+            raise UsageError(f"{name} must be a number, got {raw!r}") from None
         if value < 0:
-            raise ProfilegenError(f"{name} must not be negative, got {raw!r}")
+            raise UsageError(f"{name} must not be negative, got {raw!r}")
         return value
 
     return HubSettings(
@@ -55,25 +56,36 @@ def hub_settings() -> HubSettings:
     )
 
 
-def verify_uses(uses: list[ArtifactUse]) -> list[ArtifactResult]:
+def verify_uses(uses: list[ArtifactUse], deadline: Deadline) -> list[ArtifactResult]:
+    """Every artifact checked on the Hub within one deadline; exit 2 if it cannot be asked."""
     if offline():
-        raise ProfilegenError(
+        # Asking for the Hub while forbidding it: a contradiction on the command line (exit 2).
+        raise UsageError(
             "HF_HUB_OFFLINE is set: the Hub cannot be asked (drop --online, or unset it)"
         )
     bar, progress = _progress(len(uses))
     try:
-        return verify_artifacts([u.request() for u in uses], hub_settings(), progress)  # type: ignore[arg-type]
+        requests = [u.request() for u in uses]
+        results = verify_artifacts(requests, hub_settings(), progress, deadline)  # type: ignore[arg-type]
     except HubError as exc:
         raise ProfilegenError(str(exc)) from exc
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)  # type: ignore[attr-defined]
+    unreachable = [p.message for r in results for p in r.problems if p.code in NETWORK_CODES]
+    if unreachable:
+        shown = unreachable[:5] + ([f"… and {len(unreachable) - 5} more"] * (len(unreachable) > 5))
+        raise NetworkError(
+            f"the Hub could not be reached for {len(unreachable)} of {len(uses)} artifacts "
+            "(nothing was checked or written):\n" + "\n".join(f"  {m}" for m in shown)
+        )
+    return results
 
 
-def online_findings(registry: Registry) -> list[Finding]:
+def online_findings(registry: Registry, deadline: Deadline) -> list[Finding]:
     uses = artifact_uses(registry)
     findings = []
-    for use, result in zip(uses, verify_uses(uses), strict=True):
+    for use, result in zip(uses, verify_uses(uses, deadline), strict=True):
         for problem in result.problems:
             # An unpinned revision is a fact to flag; a size that drifted from the declared
             # one means the registry (or the repo) is wrong, so CI fails on it.
@@ -84,7 +96,7 @@ def online_findings(registry: Registry) -> list[Finding]:
     return findings
 
 
-def run_lock(registry: Registry, *, offline_only: bool) -> int:
+def run_lock(registry: Registry, *, offline_only: bool, timeout: float | None = None) -> int:
     """Rewrites the lock file; resolves on the Hub unless offline (then keeps what is known)."""
     uses = artifact_uses(registry)
     previous = read_lock(registry.root) or Lock()
@@ -96,7 +108,8 @@ def run_lock(registry: Registry, *, offline_only: bool) -> int:
             keep = old is not None and old.get("resolved") and entry_matches(use, old)
             lock.artifacts[use.key] = old if keep else declared_entry(use)  # type: ignore[assignment]
     else:
-        for use, result in zip(uses, verify_uses(uses), strict=True):
+        results = verify_uses(uses, Deadline.start(timeout))
+        for use, result in zip(uses, results, strict=True):
             hard = [p for p in result.problems if p.code not in ADVISORY_CODES]
             if hard or result.commit is None:
                 problems.extend(p.message for p in hard)

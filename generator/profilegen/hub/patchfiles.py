@@ -4,20 +4,27 @@ from __future__ import annotations
 
 import hashlib
 import os
+import queue
 import shutil
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from ..errors import ProfilegenError
+from ..errors import EXIT_FINDINGS, EXIT_UNREACHABLE, NetworkError, ProfilegenError
 from ..model import Patch
 from ..model.patch import PatchFile
 from ..registry import Registry
+from ..registry.files import MAX_VENDORED_FILE, Refused, read_inside
 from ..resources import cache_root
 from ..write import write_atomic
+from .deadline import Deadline
 
-DOWNLOAD_TIMEOUT_S = 15.0
+DOWNLOAD_TIMEOUT_S = 15.0  # per request, and never past the operation's deadline
 DOWNLOAD_ATTEMPTS = 3
+DOWNLOAD_WORKERS = 8
+_CHUNK = 64 * 1024
 
 
 def offline_mode() -> bool:
@@ -43,6 +50,7 @@ class Missing:
     sha256: str
     url: str | None
     reason: str
+    network: bool = False  # the host could not be reached (in time)
 
 
 class MissingPatchFiles(ProfilegenError):
@@ -50,6 +58,8 @@ class MissingPatchFiles(ProfilegenError):
 
     def __init__(self, missing: list[Missing]) -> None:
         self.missing = missing
+        # An unreachable host is exit 2 (try again later); a wrong or absent file is 1.
+        self.exit_code = EXIT_UNREACHABLE if any(m.network for m in missing) else EXIT_FINDINGS
         lines = [f"{len(missing)} patch file(s) are not available:"]
         for m in missing:
             lines.append(f"  {m.patch}/{m.path} (sha256 {m.sha256[:12]}…): {m.reason}")
@@ -63,92 +73,164 @@ class MissingPatchFiles(ProfilegenError):
         super().__init__("\n".join(lines))
 
 
-def _read_verified(path: Path, file: PatchFile) -> bytes | None:
-    try:
-        content = path.read_bytes()
-    except OSError:
-        return None
-    if len(content) != file.size or sha256_hex(content) != file.sha256:
+def _verified(content: bytes | None, file: PatchFile) -> bytes | None:
+    if content is None or len(content) != file.size or sha256_hex(content) != file.sha256:
         return None
     return content
 
 
-def _download(url: str) -> bytes:
+def _read_cached(file: PatchFile) -> bytes | None:
+    try:
+        return _verified(blob_path(file.sha256).read_bytes(), file)
+    except OSError:
+        return None
+
+
+def _vendored(registry: Registry, patch: Patch, file: PatchFile) -> bytes | Missing:
+    path = registry.root / patch.vendored_dir / file.path
+    try:
+        content = _verified(read_inside(registry.root, path, MAX_VENDORED_FILE), file)
+    except Refused as exc:
+        return Missing(patch.id, file.path, file.sha256, None, f"vendored file {exc}")
+    if content is None:
+        reason = "vendored file does not match its pinned sha256/size"
+        return Missing(patch.id, file.path, file.sha256, None, reason)
+    return content
+
+
+class _Unreachable(Exception):
+    """The host did not answer (in time): a network failure, not a wrong file."""
+
+
+def _read(response: Any, limit: int, deadline: Deadline) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := response.read(_CHUNK):
+        size += len(chunk)
+        if size > limit:
+            raise ValueError(f"the server sent more than the pinned {limit:,} bytes")
+        if deadline.expired:
+            raise _Unreachable(f"still downloading after the {deadline.seconds:g} s deadline")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _download(url: str, limit: int, deadline: Deadline) -> bytes:
+    """The body at `url` (at most `limit` bytes), retried while the deadline allows."""
     # urllib pulls in ssl (~0.1 s): only a download pays for it.
     import urllib.error
     import urllib.request
 
-    last: Exception | None = None
+    last: Exception = _Unreachable(f"no answer within the {deadline.seconds:g} s deadline")
     for attempt in range(DOWNLOAD_ATTEMPTS):
+        if deadline.expired:
+            break
         try:
             request = urllib.request.Request(url, headers={"User-Agent": "profilegen"})
-            with urllib.request.urlopen(request, timeout=DOWNLOAD_TIMEOUT_S) as response:
-                return bytes(response.read())
+            timeout = deadline.timeout(DOWNLOAD_TIMEOUT_S)
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                return _read(response, limit, deadline)
         except urllib.error.HTTPError as exc:
-            last = exc
             if exc.code < 500 and exc.code != 429:
-                break
-        except (urllib.error.URLError, OSError, TimeoutError) as exc:
-            last = exc
-        time.sleep(0.5 * 2**attempt)
-    raise OSError(str(last))
+                raise ValueError(f"HTTP {exc.code} {exc.reason}") from None
+            last = _Unreachable(f"HTTP {exc.code} {exc.reason}")
+        except (urllib.error.URLError, OSError, NetworkError) as exc:
+            reason = getattr(exc, "reason", None) or exc
+            last = _Unreachable(f"{type(exc).__name__}: {reason}")
+        delay = 0.5 * 2**attempt
+        if deadline.remaining() <= delay:
+            break
+        time.sleep(delay)
+    raise last
 
 
-def patch_file_bytes(registry: Registry, patch: Patch, file: PatchFile) -> bytes:
-    """The verified bytes of one patch file, or MissingPatchFiles explaining why not."""
-    if patch.source.kind == "vendored":
-        path = registry.root / patch.vendored_dir / file.path
-        content = _read_verified(path, file)
-        if content is None:
-            reason = "missing" if not path.is_file() else "does not match its pinned sha256/size"
-            raise MissingPatchFiles(
-                [Missing(patch.id, file.path, file.sha256, None, f"vendored file {reason}")]
-            )
-        return content
-    cached = _read_verified(blob_path(file.sha256), file)
-    if cached is not None:
-        return cached
-    url = patch.source.url(file)
-    if offline_mode():
-        raise MissingPatchFiles(
-            [Missing(patch.id, file.path, file.sha256, url, "not in the cache (offline)")]
-        )
+def _fetch(patch: Patch, file: PatchFile, deadline: Deadline) -> bytes | Missing:
+    """One remote file: downloaded, checked against its pin and cached, or why not."""
+    url = patch.source.url(file) or ""
     try:
-        content = _download(url or "")
-    except OSError as exc:
-        raise MissingPatchFiles(
-            [Missing(patch.id, file.path, file.sha256, url, f"download failed: {exc}")]
-        ) from None
-    if len(content) != file.size or sha256_hex(content) != file.sha256:
-        raise MissingPatchFiles(
-            [
-                Missing(
-                    patch.id,
-                    file.path,
-                    file.sha256,
-                    url,
-                    "downloaded content does not match the pin",
-                )
-            ]
-        )
+        content = _verified(_download(url, file.size, deadline), file)
+    except _Unreachable as exc:
+        return Missing(patch.id, file.path, file.sha256, url, f"download failed: {exc}", True)
+    except (ValueError, OSError) as exc:
+        return Missing(patch.id, file.path, file.sha256, url, f"download failed: {exc}")
+    if content is None:
+        reason = "downloaded content does not match the pin"
+        return Missing(patch.id, file.path, file.sha256, url, reason)
     write_atomic(blob_path(file.sha256), content)
     return content
 
 
-def collect_patch_files(registry: Registry, patch_ids: list[str]) -> dict[str, bytes]:
-    """`patches/<id>/<path>` -> bytes for every file, or one error naming all missing files."""
-    out: dict[str, bytes] = {}
-    missing: list[Missing] = []
-    for patch_id in patch_ids:
-        patch = registry.patches[patch_id]
-        for file in patch.source.files:
+Job = tuple[Patch, PatchFile]
+
+
+def _fetch_all(jobs: list[Job], deadline: Deadline) -> list[bytes | Missing]:
+    """Downloads in parallel (a bounded pool), all within one deadline, in job order.
+
+    The workers are daemon threads: a host that never answers cannot keep the process
+    alive past the deadline; what has not answered by then is reported as unreachable.
+    """
+    results: dict[int, bytes | Missing] = {}
+    todo: queue.SimpleQueue[int] = queue.SimpleQueue()
+    done: queue.SimpleQueue[tuple[int, bytes | Missing]] = queue.SimpleQueue()
+    for index in range(len(jobs)):
+        todo.put(index)
+
+    def work() -> None:
+        while True:
             try:
-                out[f"patches/{patch.id}/{file.path}"] = patch_file_bytes(registry, patch, file)
-            except MissingPatchFiles as exc:
-                missing.extend(exc.missing)
+                index = todo.get_nowait()
+            except queue.Empty:
+                return
+            done.put((index, _fetch(*jobs[index], deadline)))
+
+    for _ in range(min(DOWNLOAD_WORKERS, len(jobs))):
+        threading.Thread(target=work, name="profilegen-patch", daemon=True).start()
+    while len(results) < len(jobs) and not deadline.expired:
+        try:
+            index, result = done.get(timeout=deadline.remaining())
+        except queue.Empty:
+            break
+        results[index] = result
+    late = f"no answer within the {deadline.seconds:g} s deadline"
+    return [
+        results[i] if i in results else Missing(p.id, f.path, f.sha256, p.source.url(f), late, True)
+        for i, (p, f) in enumerate(jobs)
+    ]
+
+
+def collect_patch_files(
+    registry: Registry, patch_ids: list[str], deadline: Deadline | None = None
+) -> dict[str, bytes]:
+    """`patches/<id>/<path>` -> bytes for every file, or one error naming all missing files.
+
+    Vendored files are read from the registry, remote ones from the cache; the rest are
+    downloaded in parallel within one deadline (`deadline`, else a fresh default one).
+    """
+    jobs = [(registry.patches[i], f) for i in patch_ids for f in registry.patches[i].source.files]
+    found: list[bytes | Missing | None] = []
+    for patch, file in jobs:
+        if patch.source.kind == "vendored":
+            found.append(_vendored(registry, patch, file))
+        elif (cached := _read_cached(file)) is not None:
+            found.append(cached)
+        elif offline_mode():
+            reason = "not in the cache (offline)"
+            found.append(Missing(patch.id, file.path, file.sha256, patch.source.url(file), reason))
+        else:
+            found.append(None)  # to download
+    remote = [i for i, got in enumerate(found) if got is None]
+    if remote:
+        fetched = _fetch_all([jobs[i] for i in remote], deadline or Deadline.start())
+        for i, got in zip(remote, fetched, strict=True):
+            found[i] = got
+    missing = [m for m in found if isinstance(m, Missing)]
     if missing:
         raise MissingPatchFiles(missing)
-    return out
+    return {
+        f"patches/{p.id}/{f.path}": c
+        for (p, f), c in zip(jobs, found, strict=True)
+        if isinstance(c, bytes)
+    }
 
 
 def pinned_files(registry: Registry) -> dict[str, list[tuple[str, PatchFile]]]:

@@ -34,6 +34,15 @@ _PERMANENT_TRANSPORT = {
 }
 
 
+class OutOfTime(Exception):
+    """The operation's deadline passed before a request could (again) be made."""
+
+    def __init__(self, seconds: float, last: BaseException | None = None) -> None:
+        tried = f" (last: {type(last).__name__}: {_first_line(last)})" if last else ""
+        hint = "; raise it with --timeout or PROFILEGEN_NETWORK_TIMEOUT"
+        super().__init__(f"no answer from the Hub within the {seconds:g} s deadline{tried}{hint}")
+
+
 def _is_commit(revision: str | None) -> bool:
     return revision is not None and _COMMIT.fullmatch(revision) is not None
 
@@ -48,7 +57,7 @@ def _is_transport_error(exc: Exception) -> bool:
     """True for network-level failures; the library re-raises httpx2's exceptions unwrapped."""
     if isinstance(exc, (HfHubHTTPError, OfflineModeIsEnabled)):
         return False
-    if isinstance(exc, (ConnectionError, TimeoutError)):
+    if isinstance(exc, (ConnectionError, TimeoutError, OutOfTime)):
         return True
     return any(
         klass.__module__.partition(".")[0] in _TRANSPORT_MODULES for klass in type(exc).__mro__
@@ -120,6 +129,8 @@ def _missing_text(path: str, request: ArtifactRequest, commit: str | None) -> st
 def _problem_for(request: ArtifactRequest, exc: Exception, attempts: int) -> HubProblem:
     """Map a failed call to a finding; GatedRepoError subclasses RepositoryNotFoundError."""
     tries = f"after {attempts} attempt{'s' if attempts != 1 else ''}"
+    if isinstance(exc, OutOfTime):
+        return _say(request, "deadline", str(exc))
     if isinstance(exc, GatedRepoError):
         return _say(request, "gated-no-access", "repo is gated and the token cannot read it")
     if isinstance(exc, RepositoryNotFoundError):

@@ -8,6 +8,8 @@ from pathlib import Path
 
 # Findings that describe the registry entry but do not stop a download.
 ADVISORY_CODES = frozenset({"revision-unpinned", "size-drift"})
+# Problems that say the Hub could not be asked (not what it answered): exit 2, not findings.
+NETWORK_CODES = frozenset({"transport", "http-error", "deadline"})
 
 
 # -- public data ---------------------------------------------------------------------------------

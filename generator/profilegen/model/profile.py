@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import datetime
+import ipaddress
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import AfterValidator, Field, StringConstraints, model_validator
 
 from .common import (
     ComposeLiteral,
@@ -27,6 +29,32 @@ Scalar = bool | int | float | Text
 ServedName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$")]
 JsonScalar = bool | int | float | Annotated[str, StringConstraints(pattern=r"^[^\x00-\x1f]*$")]
 JsonValue = JsonScalar | list[JsonScalar] | dict[str, JsonScalar] | None
+
+
+def _calendar_date(value: str) -> str:
+    try:
+        datetime.date.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"{value} is not a calendar date (YYYY-MM-DD)") from None
+    return value
+
+
+def _ip_address(value: str) -> str:
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is not an IPv4 or IPv6 address") from None
+    return value
+
+
+IsoDate = Annotated[
+    str,
+    StringConstraints(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"),
+    AfterValidator(_calendar_date),
+]
+IpAddress = Annotated[
+    str, StringConstraints(pattern=r"^[0-9a-fA-F.:]+$"), AfterValidator(_ip_address)
+]
 
 
 class Envelope(Strict):
@@ -232,7 +260,7 @@ class EvidenceSettings(Strict):
 
 
 class Evidence(Strict):
-    date: Annotated[str, StringConstraints(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")]
+    date: IsoDate
     rig: Id
     source: Text
     summary: Text | None = None
@@ -270,7 +298,7 @@ class Profile(Strict):
     drafter: DrafterUse | None = None
     patches: list[Id] = Field(default_factory=list)
     port: Annotated[int, Field(ge=1024, le=65535)]
-    bind_host: Annotated[str, StringConstraints(pattern=r"^[0-9a-fA-F.:]+$")] = "0.0.0.0"
+    bind_host: IpAddress = "0.0.0.0"
     # NVLink detection at boot (NVLINK_MODE); unset: no detection (one GPU, llama.cpp).
     nvlink_mode: Literal["auto", "force_off", "force_on", "pcie_p2p"] | None = None
     envelope: Envelope

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+import codecs
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
+from ruamel.yaml.reader import ReaderError
 
 from ..errors import FindingSink, Location
+from .files import MAX_REGISTRY_FILE, Refused, read_inside
+from .safeyaml import NodePath, YamlProblem, read_plain
 
-NodePath = tuple[str | int, ...]
 MODELINE = re.compile(r"^#\s*yaml-language-server:\s*\$schema=(\S+)\s*$")
 
 
@@ -37,44 +38,6 @@ class Document:
         return Location(self.display, self.lines.get((), 1))
 
 
-def _yaml() -> YAML:
-    # The safe loader composes with libyaml (ruamel.yaml.clib) when it is installed:
-    # ten times faster than the round-trip loader, and its nodes still carry marks.
-    return YAML(typ="safe")
-
-
-class _Duplicate(Exception):
-    def __init__(self, key: str, line: int, first: int) -> None:
-        super().__init__(key)
-        self.key, self.line, self.first = key, line, first
-
-
-def _plain(yaml: YAML, node: Node, path: NodePath, lines: dict[NodePath, int]) -> Any:
-    """Turns composed nodes into dicts/lists/scalars, recording 1-based lines."""
-    if isinstance(node, MappingNode):
-        out: dict[Any, Any] = {}
-        seen: dict[Any, int] = {}
-        for key_node, value_node in node.value:
-            key = _plain(yaml, key_node, path, {})
-            key = key if isinstance(key, str | int | float | bool) or key is None else str(key)
-            line = key_node.start_mark.line + 1
-            if key in seen:
-                raise _Duplicate(str(key), line, seen[key])
-            seen[key] = line
-            child = (*path, str(key))
-            lines[child] = line
-            out[str(key) if isinstance(key, str) else key] = _plain(yaml, value_node, child, lines)
-        return out
-    if isinstance(node, SequenceNode):
-        items = []
-        for index, value_node in enumerate(node.value):
-            child = (*path, index)
-            lines[child] = value_node.start_mark.line + 1
-            items.append(_plain(yaml, value_node, child, lines))
-        return items
-    return yaml.constructor.construct_object(node, deep=True)
-
-
 def _mark_line(error: MarkedYAMLError, text: str) -> int | None:
     # At the end of the stream (an unclosed quote or bracket) the problem mark points
     # past the last line; the context mark says where the construct began.
@@ -89,25 +52,24 @@ def _mark_line(error: MarkedYAMLError, text: str) -> int | None:
 def parse_text(
     text: str, display: str, sink: FindingSink, path: Path | None = None
 ) -> Document | None:
-    """Parses YAML text; every syntax problem becomes a located finding."""
-    yaml = _yaml()
+    """Parses YAML text; every syntax problem or broken limit becomes a located finding."""
     try:
-        node = yaml.compose(text)
-        lines: dict[NodePath, int] = {(): 1}
-        data = None if node is None else _plain(yaml, node, (), lines)
-    except _Duplicate as dup:
-        sink.add(
-            Location(display, dup.line),
-            f"duplicate key {dup.key!r}",
-            hint=f"first defined on line {dup.first}; keep one",
-        )
+        data, lines = read_plain(text)
+    except YamlProblem as problem:
+        sink.add(Location(display, problem.line), problem.message, hint=problem.hint)
         return None
     except MarkedYAMLError as exc:
-        problem = exc.problem or exc.context or "malformed YAML"
-        sink.add(Location(display, _mark_line(exc, text)), f"malformed YAML: {problem}")
+        problem_text = exc.problem or exc.context or "malformed YAML"
+        sink.add(Location(display, _mark_line(exc, text)), f"malformed YAML: {problem_text}")
+        return None
+    except ReaderError as exc:
+        # A character YAML cannot carry: located by its position, named by its code point.
+        line = text[: exc.position].count("\n") + 1 if isinstance(exc.position, int) else 1
+        what = f"character #x{exc.character:02x}" if isinstance(exc.character, int) else "character"
+        sink.add(Location(display, line), f"malformed YAML: {what}: {exc.reason}")
         return None
     except YAMLError as exc:
-        sink.add(Location(display, 1), f"malformed YAML: {exc}")
+        sink.add(Location(display, 1), f"malformed YAML: {_first_line(exc)}")
         return None
     first_line = text.split("\n", 1)[0]
     match = MODELINE.match(first_line)
@@ -120,18 +82,41 @@ def parse_text(
     )
 
 
-def read_document(path: Path, root: Path, sink: FindingSink) -> Document | None:
-    """Reads one registry file; problems are added to the sink, never raised."""
-    display = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        sink.add(Location(display), f"cannot read file: {exc.strerror}")
+def _first_line(exc: Exception) -> str:
+    return next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+
+
+def decode(raw: bytes, display: str, sink: FindingSink) -> str | None:
+    """UTF-8 text (a UTF-8 byte-order mark is dropped); binary and other encodings are findings."""
+    for bom, name in (
+        (codecs.BOM_UTF32_LE, "UTF-32"),
+        (codecs.BOM_UTF32_BE, "UTF-32"),
+        (codecs.BOM_UTF16_LE, "UTF-16"),
+        (codecs.BOM_UTF16_BE, "UTF-16"),
+    ):
+        if raw.startswith(bom):
+            sink.add(Location(display, 1), f"file is {name} text", hint="save it as UTF-8")
+            return None
+    nul = raw.find(b"\0")
+    if nul >= 0:
+        line = raw[:nul].count(b"\n") + 1
+        sink.add(Location(display, line), "file is binary (it holds a NUL byte), not YAML")
         return None
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         sink.add(Location(display, line), "file is not valid UTF-8")
         return None
-    return parse_text(text, display, sink, path)
+
+
+def read_document(path: Path, root: Path, sink: FindingSink) -> Document | None:
+    """Reads one registry file; problems are added to the sink, never raised."""
+    display = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
+    try:
+        raw = read_inside(root, path, MAX_REGISTRY_FILE)
+    except Refused as exc:
+        sink.add(Location(display), f"{path.name} {exc}", rule="layout")
+        return None
+    text = decode(raw, display, sink)
+    return None if text is None else parse_text(text, display, sink, path)

@@ -8,9 +8,10 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import FindingSink, Location, UsageError, suggest
+from ..errors import FindingSink, Location, Severity, UsageError, suggest
 from ..model import Drafter, Engine, Gpu, Model, Patch, Profile, Rig
 from ..model.partial import partial
+from .files import check_entry, escapes
 from .load import Document, read_document
 from .resolve import check_references, resolve_profiles
 from .source import Registry, Source
@@ -51,11 +52,37 @@ def find_root(start: Path | None = None, explicit: str | None = None) -> Path:
     raise UsageError(f"no registry/ folder in {here} or any parent (use --root or PROFILEGEN_ROOT)")
 
 
-def _iter_files(root: Path, kind: str) -> list[Path]:
-    folder = root / "registry" / kind
-    if not folder.is_dir():
-        return []
-    return sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+def _stray(sink: FindingSink, rel: str, what: str, hint: str) -> None:
+    sink.add(
+        Location(rel),
+        f"{rel.rsplit('/', 1)[-1]} {what}: it is not read",
+        hint=hint,
+        rule="layout",
+        severity=Severity.WARNING,
+    )
+
+
+def _kind_files(root: Path, kind: str, sink: FindingSink) -> list[Path]:
+    """The YAML files of one kind; anything else in its folder is reported, never skipped."""
+    files = []
+    for entry in sorted((root / "registry" / kind).iterdir()):
+        rel = entry.relative_to(root).as_posix()
+        yaml_name = entry.suffix in (".yaml", ".yml")
+        if entry.name.startswith("."):
+            continue  # .gitkeep, editor swap files: never registry entries
+        if escape := escapes(root, entry):
+            sink.add(Location(rel), f"{entry.name} {escape}", rule="layout")
+        elif entry.is_file() and yaml_name:
+            files.append(entry)
+        elif kind == "patches" and entry.name == "files" and entry.is_dir():
+            continue  # registry/patches/files/<patch-id>/: vendored patch files
+        elif yaml_name:  # a folder, FIFO, device or dangling link under a YAML name
+            sink.add(Location(rel), f"{entry.name} {check_entry(root, entry)}", rule="layout")
+        else:
+            problem = check_entry(root, entry)
+            what = problem.split(",")[0] if problem else "is not a YAML file"
+            _stray(sink, rel, what, f"registry/{kind}/ holds one *.yaml file per {kind[:-1]}")
+    return files
 
 
 def _check_modeline(doc: Document, kind: str, sink: FindingSink) -> None:
@@ -70,20 +97,43 @@ def _check_modeline(doc: Document, kind: str, sink: FindingSink) -> None:
         )
 
 
-def load_documents(root: Path, sink: FindingSink) -> list[tuple[str, Document]]:
-    """Reads every registry file; unknown folders and stray files are findings."""
-    docs: list[tuple[str, Document]] = []
+def _top_level(root: Path, sink: FindingSink) -> list[str]:
+    """The kind folders present; unknown folders, stray files and escapes are findings."""
     registry_dir = root / "registry"
-    for entry in sorted(registry_dir.iterdir()) if registry_dir.is_dir() else []:
-        if entry.is_dir() and entry.name not in KINDS:
+    if escape := escapes(root, registry_dir):
+        sink.add(Location("registry"), f"registry {escape}", rule="layout")
+        return []
+    kinds = []
+    for entry in sorted(registry_dir.iterdir()):
+        rel = entry.relative_to(root).as_posix()
+        if entry.name.startswith("."):
+            continue
+        if escape := escapes(root, entry):
+            sink.add(Location(rel), f"{entry.name} {escape}", rule="layout")
+        elif not entry.is_dir():
+            problem = check_entry(root, entry)
+            what = problem.split(",")[0] if problem else "is a file"
+            _stray(sink, rel, what, "registry files live in registry/<kind>/: " + ", ".join(KINDS))
+        elif entry.name not in KINDS:
             hint = suggest(entry.name, list(KINDS))
             sink.add(
-                Location(entry.relative_to(root).as_posix()),
+                Location(rel),
                 f"unknown registry folder {entry.name!r}",
                 hint=f"did you mean {hint!r}?" if hint else "folders: " + ", ".join(KINDS),
             )
+        else:
+            kinds.append(entry.name)
+    return kinds
+
+
+def load_documents(root: Path, sink: FindingSink) -> list[tuple[str, Document]]:
+    """Reads every registry file; unknown folders and stray files are findings."""
+    docs: list[tuple[str, Document]] = []
+    present = _top_level(root, sink)
     for kind in KINDS:
-        for path in _iter_files(root, kind):
+        if kind not in present:
+            continue
+        for path in _kind_files(root, kind, sink):
             doc = read_document(path, root, sink)
             if doc is not None:
                 docs.append((kind, doc))

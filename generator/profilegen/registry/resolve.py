@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from ..errors import FindingSink, Location, suggest
 from ..model import Profile
-from .load import NodePath
+from .safeyaml import NodePath
 from .source import Registry, Source
 from .validate import report_validation
 
@@ -42,10 +42,16 @@ def merge(
     return out, lines
 
 
+# Real families are three or four levels deep; a bound keeps resolving linear in the
+# number of profiles (every profile merges its whole chain).
+MAX_EXTENDS = 16
+
+
 def _chain(
     ident: str, raw: dict[str, tuple[dict[str, Any], Source]]
-) -> tuple[list[str], str | None]:
-    """The extends chain from the root ancestor down to `ident`; names a cycle if any."""
+) -> tuple[list[str], tuple[str, str] | None]:
+    """The extends chain from the root ancestor down to `ident`, or why there is none
+    (a cycle, or more than MAX_EXTENDS levels) as (rule, message)."""
     chain = [ident]
     seen = {ident}
     current = ident
@@ -54,7 +60,13 @@ def _chain(
         if parent is None or parent not in raw:
             return list(reversed(chain)), None
         if parent in seen:
-            return list(reversed(chain)), parent
+            loop = " -> ".join([*chain, parent])
+            return chain, ("extends-cycle", f"extends cycle: {loop}")
+        if len(chain) > MAX_EXTENDS:
+            text = (
+                f"extends chain is deeper than {MAX_EXTENDS} levels ({' -> '.join(chain[:4])} -> …)"
+            )
+            return chain, ("extends-depth", text)
         chain.append(parent)
         seen.add(parent)
         current = parent
@@ -76,10 +88,10 @@ def resolve_profiles(
                     rule="reference",
                 )
             continue
-        chain, cycle = _chain(ident, raw)
-        if cycle is not None:
-            loop = " -> ".join([*reversed(chain), cycle])
-            sink.add(source.where(("extends",)), f"extends cycle: {loop}", rule="extends-cycle")
+        chain, problem = _chain(ident, raw)
+        if problem is not None:
+            rule, message = problem
+            sink.add(source.where(("extends",)), message, rule=rule)
             continue
         merged: dict[str, Any] = {}
         lines: dict[NodePath, Location] = {}
@@ -90,7 +102,7 @@ def resolve_profiles(
             merged, lines = merge(merged, lines, layer, layer_source.lines)
         merged.pop("extends", None)
         merged["extends"] = data.get("extends")
-        resolved = Source(lines, source.file)
+        resolved = Source(lines, source.file, owner=ident)
         resolved.lines[()] = source.where()
         if merged.get("abstract"):
             # An abstract base is only ever read through the profiles that extend it.
@@ -153,6 +165,30 @@ def check_references(registry: Registry, sink: FindingSink) -> None:
             _ref(sink, where, "model", model, registry.models, _broken(registry, "models"))
     for profile in registry.profiles.values():
         _profile_refs(registry, profile, sink)
+    _unique_upstream_keys(registry, sink)
+
+
+def _unique_upstream_keys(registry: Registry, sink: FindingSink) -> None:
+    """An upstream key names one profile: a second one would make lookups pick either."""
+    owners: dict[str, list[str]] = {}
+    for profile in registry.concrete_profiles():
+        if profile.upstream_key is not None:
+            owners.setdefault(profile.upstream_key, []).append(profile.id)
+    for key, ids in sorted(owners.items()):
+        if len(ids) < 2:
+            continue
+        for ident in ids:
+            others = [
+                f"{o} ({registry.where('profiles', o, ('upstream_key',))})"
+                for o in ids
+                if o != ident
+            ]
+            sink.add(
+                registry.where("profiles", ident, ("upstream_key",)),
+                f"upstream_key {key!r} is also the key of {', '.join(others)}",
+                hint="each upstream key names one profile; keep it on one of them",
+                rule="reference",
+            )
 
 
 def _profile_refs(registry: Registry, profile: Profile, sink: FindingSink) -> None:

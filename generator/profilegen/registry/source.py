@@ -9,7 +9,8 @@ from typing import Any
 
 from ..errors import Location
 from ..model import Drafter, Engine, Gpu, Model, Patch, Profile, Rig
-from .load import Document, NodePath
+from .load import Document
+from .safeyaml import NodePath
 
 
 @dataclass
@@ -18,14 +19,22 @@ class Source:
 
     lines: dict[NodePath, Location]
     file: str
+    # The profile these lines were resolved for: a value that comes from another file
+    # (a base it extends) is located there and names this profile as its inheritor.
+    owner: str | None = None
 
     def where(self, node: NodePath = ()) -> Location:
         probe = tuple(node)
         while probe:
             if probe in self.lines:
-                return self.lines[probe]
+                return self._own(self.lines[probe])
             probe = probe[:-1]
-        return self.lines.get((), Location(self.file, 1))
+        return self._own(self.lines.get((), Location(self.file, 1)))
+
+    def _own(self, location: Location) -> Location:
+        if self.owner is None or location.file == self.file:
+            return location
+        return location.via(self.owner)
 
     @classmethod
     def of(cls, doc: Document) -> Source:

@@ -3,53 +3,93 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from ...errors import Finding, Location, Severity
-from ...hub.artifacts import artifact_uses
-from ...hub.lock import LOCK_NAME, entry_matches, patch_entries, read_lock
+from ...hub.artifacts import ArtifactUse, artifact_uses
+from ...hub.lock import (
+    LOCK_NAME,
+    Lock,
+    LockError,
+    entry_matches,
+    patch_entries,
+    read_lock,
+    resolved_problems,
+)
 from .base import CheckContext, rule
+
+
+def _unresolved(ctx: CheckContext, use: ArtifactUse) -> Finding:
+    users = ", ".join(use.used_by[:3]) + (
+        f" and {len(use.used_by) - 3} more" if len(use.used_by) > 3 else ""
+    )
+    return ctx.finding(
+        "lock",
+        use.location,
+        f"artifact {use.key} (used by {users}) is locked from declared facts only: no commit, "
+        "file sizes or sha256 to verify a download against",
+        hint="run `profilegen lock` with network access; until then `fetch` can check only "
+        "the declared size",
+        severity=Severity.WARNING,
+    )
 
 
 @rule("lock", "every Hub artifact and remote patch file is recorded in the lock file and agrees")
 def lock(ctx: CheckContext) -> Iterator[Finding]:
-    reg = ctx.registry
-    locked = read_lock(ctx.root)
+    try:
+        locked = read_lock(ctx.root)
+    except LockError as exc:
+        yield ctx.finding("lock", Location(LOCK_NAME), str(exc).removeprefix(f"{LOCK_NAME}: "))
+        return
     if locked is None:
         yield ctx.finding(
             "lock", Location(LOCK_NAME), "lock file is missing", hint="run `profilegen lock`"
         )
         return
-    for use in artifact_uses(reg):
-        entry = locked.artifacts.get(use.key)
-        if entry is None:
-            yield ctx.finding(
-                "lock",
-                use.location,
-                f"artifact {use.key} ({use.artifact.repo}) is not in {LOCK_NAME}",
-                hint="run `profilegen lock`",
-            )
-        elif not entry_matches(use, entry):
-            yield ctx.finding(
-                "lock",
-                use.location,
-                f"artifact {use.key} changed since {LOCK_NAME} was written",
-                hint="run `profilegen lock`",
-            )
-        elif not entry.get("resolved"):
-            yield ctx.finding(
-                "lock",
-                use.location,
-                f"artifact {use.key} is locked from declared facts only, not verified on the Hub",
-                hint="run `profilegen lock` with network access to record commit, files and sha256",
-                severity=Severity.WARNING,
-            )
-        elif use.artifact.pinned and entry.get("commit") != use.artifact.revision:
-            yield ctx.finding(
-                "lock",
-                use.location,
-                f"artifact {use.key} is pinned to {use.artifact.revision}, the lock has {entry.get('commit')}",
-                hint="run `profilegen lock`",
-            )
+    for use in artifact_uses(ctx.registry):
+        yield from _artifact(ctx, use, locked.artifacts.get(use.key))
+    yield from _patches(ctx, locked)
+
+
+def _artifact(
+    ctx: CheckContext, use: ArtifactUse, entry: dict[str, Any] | None
+) -> Iterator[Finding]:
+    """An artifact's entry: present, current, resolved (or said not to be) and sound."""
+    if entry is None:
+        yield ctx.finding(
+            "lock",
+            use.location,
+            f"artifact {use.key} ({use.artifact.repo}) is not in {LOCK_NAME}",
+            hint="run `profilegen lock`",
+        )
+    elif not entry_matches(use, entry):
+        yield ctx.finding(
+            "lock",
+            use.location,
+            f"artifact {use.key} changed since {LOCK_NAME} was written",
+            hint="run `profilegen lock`",
+        )
+    elif not entry.get("resolved"):
+        if use.used_by:
+            yield _unresolved(ctx, use)
+    elif problems := resolved_problems(use, entry):
+        yield ctx.finding(
+            "lock",
+            use.location,
+            f"{LOCK_NAME} entry of artifact {use.key} {problems[0]}: it cannot vouch for the files",
+            hint="run `profilegen lock` with network access to record it again",
+        )
+    elif use.artifact.pinned and entry.get("commit") != use.artifact.revision:
+        yield ctx.finding(
+            "lock",
+            use.location,
+            f"artifact {use.key} is pinned to {use.artifact.revision}, the lock has {entry.get('commit')}",
+            hint="run `profilegen lock`",
+        )
+
+
+def _patches(ctx: CheckContext, locked: Lock) -> Iterator[Finding]:
+    reg = ctx.registry
     pins = patch_entries(reg)
     for key, pin in sorted(pins.items()):
         patch_id, path = key.split("/", 1)

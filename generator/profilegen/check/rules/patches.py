@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from ...errors import Finding, Location
+from ...errors import Finding, Location, Severity
 from ...hub.patchfiles import sha256_hex
+from ...registry.files import MAX_VENDORED_FILE, Refused, read_inside
 from .base import CheckContext, rule
 
 
@@ -18,21 +19,40 @@ def vendored(ctx: CheckContext) -> Iterator[Finding]:
         for i, f in enumerate(patch.source.files):
             where = ctx.registry.where("patches", patch.id, ("source", "files", i))
             path = ctx.root / patch.vendored_dir / f.path
-            if not path.is_file():
-                yield ctx.finding(
-                    "patch-vendored",
-                    where,
-                    f"vendored file {patch.vendored_dir}/{f.path} is missing",
-                )
+            name = f"{patch.vendored_dir}/{f.path}"
+            if not path.exists() and not path.is_symlink():
+                yield ctx.finding("patch-vendored", where, f"vendored file {name} is missing")
                 continue
-            content = path.read_bytes()
+            try:
+                content = read_inside(ctx.root, path, MAX_VENDORED_FILE)
+            except Refused as exc:
+                yield ctx.finding("patch-vendored", where, f"vendored file {name} {exc}")
+                continue
             if sha256_hex(content) != f.sha256 or len(content) != f.size:
                 yield ctx.finding(
                     "patch-vendored",
                     where,
-                    f"{patch.vendored_dir}/{f.path} does not match its pin",
+                    f"{name} does not match its pin",
                     hint=f"file has sha256 {sha256_hex(content)} and {len(content)} bytes",
                 )
+    yield from _orphan_folders(ctx)
+
+
+def _orphan_folders(ctx: CheckContext) -> Iterator[Finding]:
+    """Folders under registry/patches/files/ that no vendored patch reads."""
+    folder = ctx.root / "registry" / "patches" / "files"
+    owners = {p.id for p in ctx.registry.patches.values() if p.source.kind == "vendored"}
+    for entry in sorted(folder.iterdir()) if folder.is_dir() else []:
+        if entry.name.startswith(".") or entry.name in owners:
+            continue
+        rel = entry.relative_to(ctx.root).as_posix()
+        yield ctx.finding(
+            "patch-vendored",
+            Location(rel),
+            f"{entry.name} belongs to no vendored patch: it is not read",
+            hint="registry/patches/files/<patch-id>/ holds the files of that vendored patch",
+            severity=Severity.WARNING,
+        )
 
 
 @rule("patch-engine", "a profile's patches target the profile's engine image")

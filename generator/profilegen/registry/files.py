@@ -1,0 +1,82 @@
+"""Reading files of a registry checkout: only regular files inside the root, and only so much.
+
+A registry comes from pull requests. A symlink may point at a secret outside the checkout, a
+FIFO blocks a reader forever and a device never ends, so each path is resolved and refused
+unless it stays inside the root, and each file is opened without blocking and checked to be a
+regular file of bounded size before a byte is read.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+# Registry files are a few kB; vendored patch files a few hundred kB at most.
+MAX_REGISTRY_FILE = 256 * 1024
+MAX_VENDORED_FILE = 16 * 2**20
+
+
+class Refused(Exception):
+    """Why a path is not read, as the end of a sentence that starts with its name."""
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular directory entry is, in words."""
+    for test, name in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISLNK, "a symlink"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+OUTSIDE = "resolves outside the repository (a symlink?); only files inside it are read"
+LOOP = "is a symlink loop"
+
+
+def escapes(root: Path, path: Path) -> str | None:
+    """Why `path`, every symlink followed, does not stay inside `root` (None: it does)."""
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError):  # Python 3.11 raises RuntimeError for a loop
+        return LOOP
+    return None if resolved.is_relative_to(root.resolve()) else OUTSIDE
+
+
+def check_entry(root: Path, path: Path) -> str | None:
+    """Why `path` cannot be read as a file (refused or not a regular file), or None."""
+    if escape := escapes(root, path):
+        return escape
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        return "is a dangling symlink" if path.is_symlink() else f"cannot be read ({exc.strerror})"
+    return None if stat.S_ISREG(mode) else f"is {file_kind(mode)}, not a regular file"
+
+
+def read_inside(root: Path, path: Path, limit: int) -> bytes:
+    """The bytes of a regular file inside `root` of at most `limit` bytes, else Refused."""
+    problem = check_entry(root, path)
+    if problem is not None:
+        raise Refused(problem)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise Refused(f"cannot be read ({exc.strerror})") from None
+    with os.fdopen(fd, "rb") as handle:
+        # The path may have been swapped since it was checked: trust only the open file.
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise Refused(f"is {file_kind(info.st_mode)}, not a regular file")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        size = max(info.st_size, len(data))
+        raise Refused(f"is {size:,} bytes, more than the {limit // 1024:,} KiB profilegen reads")
+    return data

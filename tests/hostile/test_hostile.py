@@ -1,0 +1,105 @@
+"""Every hostile registry ends in a located finding or a clean success: no hang, no crash,
+no exit 3, no partial write."""
+
+from __future__ import annotations
+
+import os
+import re
+import resource
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.hostile.cases import Case, cases
+from tests.support.base import build_base
+from tests.support.cli import Run, invoke_in
+from tests.support.repo import fast_schemas  # noqa: F401 (fixture)
+
+pytestmark = pytest.mark.usefixtures("fast_schemas")
+
+CASES = cases()
+FINDING = re.compile(r"^\S+: (error|warning): \[[a-z0-9-]+\] ")
+# The real CLI's bounds for the classes that used to hang or eat memory.
+TIME_LIMIT_S = 60
+MEMORY_LIMIT = 768 * 2**20  # address space; a normal run needs about 200 MiB
+
+
+def test_the_corpus_is_large_and_named_uniquely() -> None:
+    names = [c.name for c in CASES]
+    assert len(names) == len(set(names))
+    assert len(CASES) >= 60
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_base(tmp_path_factory.mktemp("hostile") / "base")
+
+
+def materialize(case: Case, base: Path, root: Path) -> None:
+    shutil.copytree(base, root, symlinks=True)
+    for rel, content in case.files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = content.encode() if isinstance(content, str) else content
+        path.write_bytes(data)
+    for step in case.setup:
+        step(root)
+
+
+def snapshot(*folders: Path) -> dict[str, object]:
+    """Every entry below the folders, without following links or opening special files."""
+    seen: dict[str, object] = {}
+    for top in folders:
+        if not top.exists() and not top.is_symlink():
+            continue
+        for dirpath, dirnames, filenames in os.walk(top):
+            for name in dirnames + filenames:
+                path = Path(dirpath) / name
+                mode = path.lstat().st_mode
+                if stat.S_ISLNK(mode):
+                    seen[str(path)] = ("link", str(path.readlink()))
+                elif stat.S_ISREG(mode):
+                    seen[str(path)] = path.read_bytes()
+                else:
+                    seen[str(path)] = stat.S_IFMT(mode)
+    return seen
+
+
+def _limits() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+
+
+def run_bounded(root: Path, args: list[str]) -> Run:
+    done = subprocess.run(
+        [sys.executable, "-m", "profilegen", "--root", str(root), *args],
+        capture_output=True,
+        text=True,
+        timeout=TIME_LIMIT_S,
+        preexec_fn=_limits,
+        check=False,
+    )
+    return Run(done.returncode, done.stdout, done.stderr)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_hostile_registry(case: Case, base: Path, tmp_path: Path) -> None:
+    root, out = tmp_path / "root", tmp_path / "out"
+    materialize(case, base, root)
+    args = [a.replace("{out}", str(out)).replace("{root}", str(root)) for a in case.args]
+    before = snapshot(root, out)
+    run = run_bounded(root, args) if case.bounded else invoke_in(root, *args)
+    output = run.out + run.err
+    assert "Traceback" not in output and "internal error" not in output, output
+    assert run.code == case.code, output
+    found = sorted(line for line in output.splitlines() if FINDING.match(line))
+    assert found == sorted(case.findings), output
+    for line in case.says:
+        assert line in output.splitlines() or line in output, output
+    for text in case.never:
+        assert text not in output, output
+    if run.code != 0:
+        assert snapshot(root, out) == before, "a failed run changed files"
