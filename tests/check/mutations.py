@@ -16,7 +16,8 @@ DUAL_FAST = "registry/profiles/qwen38-27b-dual-fast.yaml"
 SINGLE = "registry/profiles/qwen38-27b-single-nvfp4.yaml"
 MULTI4 = "registry/profiles/qwen38-27b-multi4-fast.yaml"
 MULTI8 = "registry/profiles/qwen38-27b-multi8-fast.yaml"
-VLLM_BASE = "registry/profiles/qwen38-27b-vllm-base.yaml"
+VLLM_BASE = "registry/profiles/qwen3.8-27b-fp8-vllm-v0.27.1-base.yaml"
+INT4_BASE = "registry/profiles/qwen3.8-27b-autoround-int4-vllm-v0.27.1-base.yaml"
 WSL_UVA = "registry/patches/vllm-wsl-uva.yaml"
 COMPOSE = "compose/qwen38-27b-dual-fast"
 LOCK = "profilegen.lock.json"
@@ -128,11 +129,13 @@ drop_when: the image ships the fix
 CLONE_PROFILE_YAML = """\
 # yaml-language-server: $schema=../../schema/profile.schema.json
 id: qwen38-27b-clone-dual-max
-extends: qwen38-27b-max-base
+extends: qwen3.8-27b-fp8-vllm-v0.27.1-base
 title: A second model on dual-max's port
+status: experimental
 model: qwen3.8-27b-clone
 rig: 2x3090-pcie
 port: 8091
+envelope: {tp: 2, max_model_len: 131072}
 """
 
 
@@ -242,11 +245,11 @@ MUTATIONS: tuple[Mutation, ...] = (
         name="remote-patch-sha-changed",
         rule="lock",
         file=WSL_UVA,
-        line="sha256: 00dff5a40a8b4dd6e57fd7dccc55aafddd9fab90",
+        line="- path: install.sh",
         apply=replace(
             WSL_UVA,
-            "sha256: 00dff5a40a8b4dd6e57fd7dccc55aafddd9fab90cd036356088f412fefc84e3e",
-            "sha256: 00dff5a40a8b4dd6e57fd7dccc55aafddd9fab90cd036356088f412fefc84e3f",
+            'sha256: "00dff5a40a8b4dd6e57fd7dccc55aafddd9fab90cd036356088f412fefc84e3e"',
+            'sha256: "00dff5a40a8b4dd6e57fd7dccc55aafddd9fab90cd036356088f412fefc84e3f"',
         ),
         message="does not agree with profilegen.lock.json",
     ),
@@ -279,24 +282,24 @@ MUTATIONS: tuple[Mutation, ...] = (
         name="tp-not-dividing-heads",
         rule="hw-tp",
         file=MULTI8,
-        line="{tp: 5,",
-        apply=replace(MULTI8, "envelope: {tp: 8,", "envelope: {tp: 5,"),
+        line="tp: 5",
+        apply=replace(MULTI8, "  tp: 8\n", "  tp: 5\n"),
         message="TP 5 does not divide the 24 attention heads",
     ),
     Mutation(
         name="tp-not-fitting-kv-heads",
         rule="hw-tp",
         file=MULTI4,
-        line="{tp: 3,",
-        apply=replace(MULTI4, "envelope: {tp: 4,", "envelope: {tp: 3,"),
+        line="tp: 3",
+        apply=replace(MULTI4, "  tp: 4\n", "  tp: 3\n"),
         message="neither divides nor is a multiple of the 4 KV heads",
     ),
     Mutation(
         name="tp-larger-than-rig",
         rule="hw-tp",
         file=MULTI4,
-        line="{tp: 8,",
-        apply=replace(MULTI4, "envelope: {tp: 4,", "envelope: {tp: 8,"),
+        line="tp: 8",
+        apply=replace(MULTI4, "  tp: 4\n", "  tp: 8\n"),
         message="TP 8 needs 8 GPUs",
     ),
     Mutation(
@@ -308,12 +311,14 @@ MUTATIONS: tuple[Mutation, ...] = (
         message="FLASH_ATTN on NVIDIA GeForce RTX 3090 (sm 8.6) does not take fp8_e4m3 KV",
     ),
     Mutation(
-        name="fp8-kv-flash-attn-inherited",
+        name="fp8-kv-flash-attn-set-beside",
         rule="hw-kv-dtype",
         file=DUAL_FAST,
-        line="attention_backend: FLASH_ATTN",
+        line="kv_cache_dtype: fp8_e4m3",
         apply=replace(
-            DUAL_FAST, "port: 8113\n", "port: 8113\nenvelope: {attention_backend: FLASH_ATTN}\n"
+            DUAL_FAST,
+            "envelope:\n  tp: 2\n",
+            "envelope:\n  attention_backend: FLASH_ATTN\n  tp: 2\n",
         ),
         message="does not take fp8_e4m3 KV",
     ),
@@ -346,7 +351,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         rule="hw-memory",
         file=SINGLE,
         line="weights: fp8",
-        apply=replace(SINGLE, "weights: nvfp4", "weights: fp8"),
+        apply=replace(SINGLE, "port: 8098\n", "port: 8098\nweights: fp8\n"),
         message="do not fit 1 x NVIDIA GeForce RTX 3090",
     ),
     # Drafter and patch requirements.
@@ -378,7 +383,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         name="drafter-for-another-model",
         rule="requirements",
         file=DFLASH,
-        line="drafter:",
+        line="id: syvai-qwen38-dflash2",
         apply=chain(
             clone(MODEL, CLONE_MODEL, "qwen3.8-27b", "qwen3.8-27b-clone"),
             replace(
@@ -392,8 +397,8 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation(
         name="builtin-mtp-without-head",
         rule="requirements",
-        file=SINGLE,
-        line="drafter:",
+        file=MULTI4,
+        line="id: qwen-mtp-builtin",
         apply=replace(MODEL, "mtp_layers: 1", "mtp_layers: 0"),
         message="qwen3.8-27b has no built-in MTP head",
     ),
@@ -437,7 +442,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         rule="status-evidence",
         file=SINGLE,
         line="status: production",
-        apply=replace(SINGLE, "weights: nvfp4\n", "weights: nvfp4\nstatus: production\n"),
+        apply=replace(SINGLE, "status: experimental\n", "status: production\n"),
         message="is production but carries no evidence record",
     ),
     Mutation(
@@ -445,7 +450,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         rule="artifact-kind",
         file=SINGLE,
         line="weights: gguf-iq4xs",
-        apply=replace(SINGLE, "weights: nvfp4", "weights: gguf-iq4xs"),
+        apply=replace(SINGLE, "port: 8098\n", "port: 8098\nweights: gguf-iq4xs\n"),
         message="a GGUF artifact cannot be served by vllm",
     ),
     Mutation(
@@ -453,7 +458,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         rule="artifact-kind",
         file=SINGLE,
         line="weights: mmproj-f16",
-        apply=replace(SINGLE, "weights: nvfp4", "weights: mmproj-f16"),
+        apply=replace(SINGLE, "port: 8098\n", "port: 8098\nweights: mmproj-f16\n"),
         message="weights mmproj-f16 is a mmproj artifact, not main weights",
     ),
     Mutation(
@@ -461,7 +466,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         rule="artifact-kind",
         file=SINGLE,
         line="mmproj: fp8",
-        apply=replace(SINGLE, "weights: nvfp4\n", "weights: nvfp4\nmmproj: fp8\n"),
+        apply=replace(SINGLE, "port: 8098\n", "port: 8098\nmmproj: fp8\n"),
         message="fp8 is not a vision projector",
     ),
     Mutation(
@@ -497,7 +502,9 @@ MUTATIONS: tuple[Mutation, ...] = (
         file=MODEL,
         line="  nvfp4:",
         apply=replace(
-            MODEL, "repo: RadixArk/Qwen3.8-27B-NVFP4\n", "repo: RadixArk/Qwen3.8-27B-NVFP4-v2\n"
+            MODEL,
+            'repo: "RadixArk/Qwen3.8-27B-NVFP4"\n',
+            'repo: "RadixArk/Qwen3.8-27B-NVFP4-v2"\n',
         ),
         message="changed since profilegen.lock.json was written",
     ),
@@ -518,28 +525,31 @@ MUTATIONS: tuple[Mutation, ...] = (
         name="broken-rig-reference",
         rule="reference",
         file=DFLASH,
-        line="rig: 2x3090-pcie-x16x4-wsl3",
-        apply=replace(DFLASH, "\nrig: 2x3090-pcie-x16x4-wsl2\n", "\nrig: 2x3090-pcie-x16x4-wsl3\n"),
+        line='rig: "2x3090-pcie-x16x4-wsl3"',
+        apply=replace(
+            DFLASH, '\nrig: "2x3090-pcie-x16x4-wsl2"\n', '\nrig: "2x3090-pcie-x16x4-wsl3"\n'
+        ),
         message="rig '2x3090-pcie-x16x4-wsl3' is not defined",
     ),
     Mutation(
         name="drafter-width-above-maximum",
         rule="reference",
         file=DFLASH,
-        line="width: 16}",
-        apply=replace(DFLASH, "width: 15}", "width: 16}"),
+        line="width: 16",
+        apply=replace(DFLASH, "  width: 15\n", "  width: 16\n"),
         message="exceeds syvai-qwen38-dflash2's maximum",
     ),
     Mutation(
         name="extends-cycle",
         rule="extends-cycle",
         file=VLLM_BASE,
-        line="extends: qwen38-27b-fast-base",
+        line="extends: qwen38-27b-dual-max",
         apply=replace(
             VLLM_BASE,
-            "id: qwen38-27b-vllm-base\n",
-            "id: qwen38-27b-vllm-base\nextends: qwen38-27b-fast-base\n",
+            "id: qwen3.8-27b-fp8-vllm-v0.27.1-base\n",
+            "id: qwen3.8-27b-fp8-vllm-v0.27.1-base\nextends: qwen38-27b-dual-max\n",
         ),
-        message="qwen38-27b-vllm-base -> qwen38-27b-fast-base -> qwen38-27b-vllm-base",
+        message="qwen3.8-27b-fp8-vllm-v0.27.1-base -> qwen38-27b-dual-max -> "
+        "qwen3.8-27b-fp8-vllm-v0.27.1-base",
     ),
 )

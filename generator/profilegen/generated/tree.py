@@ -12,9 +12,13 @@ COMPOSE_DIR = "compose"
 GENERATED_NAMES = frozenset({"compose.yaml", "patches.manifest.json", ".env.example"})
 
 
-def render_all(registry: Registry) -> dict[str, Rendered]:
-    """Every concrete profile rendered, by id."""
-    return {p.id: render_profile(registry, p) for p in registry.concrete_profiles()}
+def render_all(registry: Registry, only: frozenset[str] | None = None) -> dict[str, Rendered]:
+    """Every concrete profile (or those in `only`) rendered, by id."""
+    return {
+        p.id: render_profile(registry, p)
+        for p in registry.concrete_profiles()
+        if only is None or p.id in only
+    }
 
 
 def plan_all(registry: Registry, rendered: dict[str, Rendered] | None = None) -> dict[str, bytes]:

@@ -164,8 +164,10 @@ def _print_plan(obj: dict[str, Any]) -> None:
     rev = obj["revision"] or "main (unpinned)"
     click.echo(f"{obj['role']}: {obj['repo']} @ {rev} -> {obj['target']}  [from {obj['source']}]")
     if obj["whole_repo"]:
+        size = obj["declared_size_bytes"]
+        about = f"about {human(size)} declared" if size is not None else "size not declared"
         click.echo(
-            f"  whole repository, about {human(obj['declared_size_bytes'])} declared "
+            f"  whole repository, {about} "
             "(file list unknown without the Hub; `profilegen lock` online records it)"
         )
     for f in obj["files"]:

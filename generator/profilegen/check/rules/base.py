@@ -44,6 +44,8 @@ class CheckContext:
     registry: Registry
     online: bool = False
     cache: dict[str, object] = field(default_factory=dict)
+    # Rules that render look at these profiles only (`new` proves one profile).
+    focus: frozenset[str] | None = None
 
     @property
     def root(self) -> Path:
@@ -62,8 +64,8 @@ class CheckContext:
 
     @cached_property
     def rendered(self) -> dict[str, Rendered]:
-        """Every profile rendered once, shared by the rules that need it."""
-        return render_all(self.registry)
+        """Every profile (or the focused ones) rendered once, shared by the rules that need it."""
+        return render_all(self.registry, self.focus)
 
     @cached_property
     def plan(self) -> dict[str, bytes]:

@@ -12,22 +12,18 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from ...errors import UsageError
+from ...model.common import UNIT_BYTES
 from ...registry import KINDS, file_model
 from ..emit import document
 from .build import Importer
 from .catalog import read_catalog
+from .curated import CURATED, curated_profiles, keep_curated
 from .entities import Catalogue, Note
 from .factor import factor
+from .names import keep_artifact_ids
 from .source import Tree
 
 MARKER = "Imported by `profilegen import club3090` from noonghunna/club-3090"
-# Keys a maintainer curates in our registry; a re-import keeps them from the existing file.
-CURATED = {
-    "profiles": ("title", "rig", "evidence", "caveats", "best_for", "siblings", "notes",
-                 "template_note", "deviations"),
-    "patches": ("title", "capability", "drop_when", "upstream_ref", "effects", "requires",
-                "foundational"),
-}  # fmt: skip
 RIG_GPUS = {"3090": "rtx-3090", "5090": "rtx-5090"}
 UNMEASURED = (
     "club-3090 rates this production; its measurements are not recorded in this registry yet, "
@@ -65,10 +61,14 @@ def plan_import(root: Path, opts: ImportOptions) -> Plan:
     for entry in chosen:
         importer.add(entry)
     out = importer.finish()
+    keep_artifact_ids(out, lambda ident: _existing(root / "registry" / "models" / f"{ident}.yaml"))
+    resolved = curated_profiles(root)
     files: dict[Path, bytes] = {}
     for kind, ident, data, header in _entities(out, root):
         path = root / "registry" / kind / f"{ident}.yaml"
         merged = _merge(kind, data, _existing(path))
+        if kind == "profiles" and ident in resolved:
+            merged = keep_curated(kind, merged, resolved[ident])
         _validate(kind, path, merged, root)
         files[path] = document(kind, merged, header).encode()
     return Plan(files, out.notes, len(chosen))
@@ -147,8 +147,12 @@ def _merge(kind: str, new: dict[str, Any], old: dict[str, Any] | None) -> dict[s
 def _merge_kept(kind: str, new: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
     if old is None:
         return new
-    if kind == "patches" and _files(old) == _files(new):
-        new = {**new, "source": old["source"]}  # the same bytes: keep the URL they were pinned at
+    if kind == "patches" and set(_files(old)) <= set(_files(new)):
+        # The same bytes (or some of them, applied natively as diffs with markers instead of
+        # upstream's installer): keep the URL they were pinned at and how they are applied.
+        new = {**new, "source": old["source"]}
+        if old.get("steps"):
+            new["steps"] = old["steps"]
     if kind == "engines":
         # Imports at several revisions add to an engine's vocabulary; none takes from it.
         for key in ("flags", "kv_cache_dtypes"):
@@ -156,13 +160,32 @@ def _merge_kept(kind: str, new: dict[str, Any], old: dict[str, Any] | None) -> d
             merged_list += [x for x in old.get(key, []) if x not in merged_list]
             new = {**new, key: merged_list}
     if kind == "profiles" or kind == "patches":
-        out = dict(new)
-        for key in CURATED[kind]:
-            if key in old:
-                out[key] = copy.deepcopy(old[key])
-        return out
+        return keep_curated(kind, new, copy.deepcopy(old))
     merged: dict[str, Any] = _deep(old, new)
+    if kind == "models":
+        merged = keep_curated(kind, merged, old)
+        _keep_measured_sizes(merged, old)
     return merged
+
+
+def _keep_measured_sizes(model: dict[str, Any], old: dict[str, Any]) -> None:
+    """An artifact size the registry states more precisely than upstream's rounded one stays."""
+    for ident, artifact in (model.get("artifacts") or {}).items():
+        before = ((old.get("artifacts") or {}).get(ident) or {}).get("size")
+        now = artifact.get("size")
+        if before and now and before != now and _close(_bytes(before), _bytes(now)):
+            artifact["size"] = before
+
+
+def _bytes(size: Any) -> float:
+    try:
+        return float(size["value"]) * UNIT_BYTES[str(size["unit"])]
+    except (KeyError, TypeError, ValueError):
+        return -1.0
+
+
+def _close(a: float, b: float) -> bool:
+    return a > 0 and b > 0 and abs(a - b) <= 0.05 * b
 
 
 def _unchanged(new: dict[str, Any], old: dict[str, Any]) -> bool:
