@@ -46,6 +46,7 @@ bench: $(BIN)/profilegen
 	$(BIN)/python bench/bench_check_online.py
 	$(BIN)/python bench/bench_hub.py
 	$(BIN)/python bench/bench_deadline.py
+	$(BIN)/python bench/bench_cache.py $(if $(UPSTREAM),--upstream $(UPSTREAM))
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -21,8 +21,8 @@ def median_seconds(fn: Callable[[], object], runs: int) -> float:
     return statistics.median(times)
 
 
-def run_command(argv: Sequence[str], ok: tuple[int, ...] = (0,)) -> None:
-    done = subprocess.run(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def run_command(argv: Sequence[str], ok: tuple[int, ...] = (0,), cwd: Path = ROOT) -> None:
+    done = subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     if done.returncode not in ok:
         raise SystemExit(f"{' '.join(argv)} exited {done.returncode}")
 

@@ -108,12 +108,19 @@ def _color() -> bool:
     type=click.Path(file_okay=False),
     help="Registry root (default: PROFILEGEN_ROOT or the nearest parent with registry/).",
 )
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Recompute everything, reusing no cached result (also PROFILEGEN_NO_CACHE=1).",
+)
 @click.version_option(package_name="profilegen")
 @click.pass_context
-def cli(ctx: click.Context, root: str | None) -> None:
+def cli(ctx: click.Context, root: str | None, no_cache: bool) -> None:
     """Declarative LLM-serving profiles rendered to docker-compose files."""
+    from .cache import configure
     from .commands.common import Context
 
+    configure(enabled=not no_cache)
     ctx.obj = Context(root)
 
 

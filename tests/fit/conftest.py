@@ -29,7 +29,7 @@ def registry() -> Registry:
 @pytest.fixture
 def invoke(registry: Registry, monkeypatch: pytest.MonkeyPatch) -> Invoke:
     # The real registry, loaded once: fit never changes it, and loading dominates the run time.
-    monkeypatch.setattr("profilegen.commands.common.open_registry", lambda root: registry)
+    monkeypatch.setattr("profilegen.registry.open_registry_cached", lambda root: registry)
 
     def run(*args: str) -> Result:
         return CliRunner().invoke(cli, ["--root", str(ROOT), *args], catch_exceptions=False)

@@ -1,11 +1,19 @@
-"""`profilegen check`: every rule over the registry, one report, derived expectations."""
+"""`profilegen check`: every rule over the registry, one report, derived expectations.
+
+Offline, the findings of an unchanged tree (registry/, schema/, templates/, compose/, docs/
+and the lock, byte for byte, and profilegen itself) come from the result cache; the data
+model, the renderer and the rules are imported only when something changed.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
+from ..cache import Inputs, Store
 from ..errors import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -15,10 +23,13 @@ from ..errors import (
     Severity,
     merge_findings,
 )
-from ..generated.schemas import stale_schemas
-from ..registry import find_root, load_registry
+from ..registry import find_root
 from .report import format_findings, summary
-from .rules import CheckContext, load_rules
+
+if TYPE_CHECKING:
+    from .rules import CheckContext
+
+CHECK_INPUTS = ("registry", "schema", "templates", "compose", "docs", "profilegen.lock.json")
 
 
 @dataclass(frozen=True)
@@ -33,8 +44,11 @@ class CheckOptions:
 
 def collect(opts: CheckOptions) -> list[Finding]:
     """Runs the loader's checks, then every rule; a broken registry stops at the loader."""
+    from ..generated.schemas import stale_schemas
+    from ..registry import load_registry_cached
+
     root = find_root(explicit=opts.root)
-    registry, sink = load_registry(root)
+    registry, sink = load_registry_cached(root)
     findings = list(sink.findings)
     for name in stale_schemas(root / "schema"):
         findings.append(
@@ -48,6 +62,8 @@ def collect(opts: CheckOptions) -> list[Finding]:
     if sink.errors:
         # Rules assume references resolve; report the loader's findings alone.
         return findings
+    from .rules import CheckContext
+
     findings.extend(run_rules(CheckContext(registry, online=opts.online)))
     if opts.online:
         from ..hub.deadline import Deadline
@@ -65,6 +81,8 @@ GENERATED_RULES = frozenset(
 
 def run_rules(ctx: CheckContext, skip: frozenset[str] = frozenset()) -> list[Finding]:
     """Every registered rule but `skip`, over a loaded registry; a rule that cannot run says so."""
+    from .rules import load_rules
+
     findings: list[Finding] = []
     for rule in load_rules():
         if rule.id in skip:
@@ -78,7 +96,7 @@ def run_rules(ctx: CheckContext, skip: frozenset[str] = frozenset()) -> list[Fin
 
 def run_check(opts: CheckOptions) -> int:
     """The report on stdout, one summary line last (text); 1 when any finding is an error."""
-    findings = merge_findings(collect(opts))
+    findings = merge_findings(_findings(opts))
     errors = [f for f in findings if f.severity is Severity.ERROR]
     shown = errors if opts.quiet else findings
     if shown:
@@ -89,3 +107,22 @@ def run_check(opts: CheckOptions) -> int:
         verdict = "check failed" if errors else "check passed"
         click.echo(f"{verdict}: {summary(findings, len(findings) - len(shown))}")
     return EXIT_FINDINGS if errors else EXIT_OK
+
+
+def _findings(opts: CheckOptions) -> list[Finding]:
+    """Offline findings from the cache while no input changed; online ones always fresh."""
+    if opts.online:
+        return collect(opts)
+    root = find_root(explicit=opts.root)
+    key = _inputs(root).key()
+    store = Store("check")
+    cached = store.get_object(key)
+    if isinstance(cached, list) and all(isinstance(f, Finding) for f in cached):
+        return cached
+    findings = collect(opts)
+    store.put_object(key, findings)
+    return findings
+
+
+def _inputs(root: Path) -> Inputs:
+    return Inputs(root, CHECK_INPUTS, ("check", str(root)))

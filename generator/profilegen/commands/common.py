@@ -7,11 +7,14 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import click
 
-from ..registry import Registry, find_root, open_registry
+from ..registry import find_root
+
+if TYPE_CHECKING:
+    from ..registry import Registry
 
 FORMAT_TEXT_JSON = click.Choice(["text", "json"])
 F = TypeVar("F", bound=Callable[..., Any])
@@ -28,7 +31,9 @@ class Context:
         return find_root(explicit=self.root_option)
 
     def registry(self) -> Registry:
-        return open_registry(self.root)
+        from ..registry import open_registry_cached
+
+        return open_registry_cached(self.root)
 
 
 pass_context = click.make_pass_decorator(Context)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ..docs.catalog import docs_plan
 from ..registry import Registry
-from ..render import Rendered, render_profile
+from ..render import Rendered, render_profile_cached
 
 COMPOSE_DIR = "compose"
 GENERATED_NAMES = frozenset({"compose.yaml", "patches.manifest.json", ".env.example"})
@@ -15,7 +15,7 @@ GENERATED_NAMES = frozenset({"compose.yaml", "patches.manifest.json", ".env.exam
 def render_all(registry: Registry, only: frozenset[str] | None = None) -> dict[str, Rendered]:
     """Every concrete profile (or those in `only`) rendered, by id."""
     return {
-        p.id: render_profile(registry, p)
+        p.id: render_profile_cached(registry, p)
         for p in registry.concrete_profiles()
         if only is None or p.id in only
     }

@@ -26,7 +26,9 @@ Fraction = Annotated[float, Field(gt=0, le=1)]
 class Strict(BaseModel):
     """Every registry model: unknown keys are errors, values are not coerced."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, regex_engine="python-re")
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, strict=True, regex_engine="python-re", defer_build=True
+    )
 
 
 # Defaults land inside `${VAR:-default}`: only characters Compose reads literally there.

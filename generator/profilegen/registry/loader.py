@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import FindingSink, Location, Severity, UsageError, suggest
+from ..errors import FindingSink, Location, Severity, suggest
 from ..model import Drafter, Engine, Gpu, Model, Patch, Profile, Rig
 from ..model.partial import partial
 from .files import check_entry, escapes
@@ -35,21 +34,6 @@ ProfileFile = partial(Profile, keep_required=frozenset({"id"}))
 def file_model(kind: str) -> type[BaseModel]:
     """The model a file of this kind is validated against as written."""
     return ProfileFile if kind == "profiles" else KINDS[kind][0]
-
-
-def find_root(start: Path | None = None, explicit: str | None = None) -> Path:
-    """The registry root: --root, else PROFILEGEN_ROOT, else the nearest parent with registry/."""
-    given = explicit or os.environ.get("PROFILEGEN_ROOT")
-    if given:
-        root = Path(given).expanduser().resolve()
-        if not (root / "registry").is_dir():
-            raise UsageError(f"{root} has no registry/ folder")
-        return root
-    here = (start or Path.cwd()).resolve()
-    for candidate in (here, *here.parents):
-        if (candidate / "registry").is_dir():
-            return candidate
-    raise UsageError(f"no registry/ folder in {here} or any parent (use --root or PROFILEGEN_ROOT)")
 
 
 def _stray(sink: FindingSink, rel: str, what: str, hint: str) -> None:

@@ -2,12 +2,21 @@
 
 Owns: the shared pipeline (context, quoting, Jinja environments, tunables, patch manifest,
 verification of what was rendered), the targets (`targets/compose`), and relocatable bundles.
-May import: `errors`, `resources`, `write`, `model`, `registry`, `hub` (patch files for bundles).
+May import: `errors`, `resources`, `write`, `cache`, `model`, `registry`, `hub` (patch files
+for bundles).
 """
 
 from __future__ import annotations
 
 from .context import RenderError, container_name, served_names
+from .memo import render_profile_cached
 from .targets.compose import Rendered, render_profile
 
-__all__ = ["RenderError", "Rendered", "container_name", "render_profile", "served_names"]
+__all__ = [
+    "RenderError",
+    "Rendered",
+    "container_name",
+    "render_profile",
+    "render_profile_cached",
+    "served_names",
+]

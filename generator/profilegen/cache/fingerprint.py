@@ -1,0 +1,109 @@
+"""Digests of what a result depends on: input files by their bytes, our code by its files.
+
+Only regular files are fingerprinted. A symlink, FIFO, device or oversized file anywhere in
+an input tree means no digest at all: the caller then takes the uncached path, where the
+loader reports such entries as findings (and never blocks on a FIFO).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..resources import data_dir
+
+# Larger inputs are not fingerprinted (the registry refuses files this big anyway).
+MAX_INPUT_FILE = 16 * 2**20
+_PACKAGE = Path(__file__).resolve().parents[1]
+_CODE: list[str] = []
+
+
+class Unfingerprintable(Exception):
+    """An input entry that is not a plain, bounded, regular file."""
+
+
+def code_digest() -> str:
+    """profilegen's own code and packaged data, by path, size and modification time.
+
+    Any edit to a module, template or schema (an editable install) or a new version changes
+    it; computed once per process.
+    """
+    if not _CODE:
+        h = hashlib.sha256()
+        for base in (_PACKAGE, data_dir("templates"), data_dir("schema")):
+            for path in sorted(base.rglob("*")):
+                if path.suffix == ".pyc" or "__pycache__" in path.parts:
+                    continue
+                info = path.stat()
+                h.update(f"{path.relative_to(base)}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
+        _CODE.append(h.hexdigest())
+    return _CODE[0]
+
+
+def tree_digest(root: Path, names: tuple[str, ...]) -> str:
+    """The bytes of every file under root/<name> (folders or files; absent ones count as
+    absent), with their relative paths. Raises Unfingerprintable."""
+    h = hashlib.sha256()
+    for name in names:
+        top = root / name
+        h.update(f"\1{name}\n".encode())
+        for path in _walk(top):
+            h.update(f"{path.relative_to(root).as_posix()}\0".encode())
+            h.update(_read(path))
+            h.update(b"\n")
+    return h.hexdigest()
+
+
+def _walk(top: Path) -> list[Path]:
+    try:
+        info = top.lstat()
+    except FileNotFoundError:
+        return []
+    if stat.S_ISREG(info.st_mode):
+        return [top]
+    if not stat.S_ISDIR(info.st_mode):
+        raise Unfingerprintable(str(top))
+    out: list[Path] = []
+    with os.scandir(top) as entries:
+        for entry in sorted(entries, key=lambda e: e.name):
+            if entry.is_dir(follow_symlinks=False):
+                out += _walk(Path(entry.path))
+            elif entry.is_file(follow_symlinks=False):
+                out.append(Path(entry.path))
+            else:
+                raise Unfingerprintable(entry.path)
+    return out
+
+
+def _read(path: Path) -> bytes:
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_INPUT_FILE:
+            raise Unfingerprintable(str(path))
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    finally:
+        os.close(fd)
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What one result depends on: trees under the project root, and other words."""
+
+    root: Path
+    trees: tuple[str, ...]
+    words: tuple[str, ...] = field(default=())
+
+    def key(self) -> str | None:
+        """The cache key, or None when an input cannot be fingerprinted (no caching)."""
+        try:
+            tree = tree_digest(self.root, self.trees)
+        except (Unfingerprintable, OSError):
+            return None
+        h = hashlib.sha256(f"{code_digest()}\0{tree}\0".encode())
+        h.update("\0".join(self.words).encode())
+        return h.hexdigest()

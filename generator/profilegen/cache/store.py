@@ -1,0 +1,79 @@
+"""The on-disk store: one file per result, under the user cache, written atomically.
+
+Each entry starts with a header naming the store's format and the key it was written for,
+so a truncated, corrupt or foreign file is simply a miss (and is rewritten). Entries that
+hold pickled objects are only read from a folder that the current user owns and nobody
+else may write to.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import stat
+from pathlib import Path
+from typing import Any
+
+from ..resources import cache_root
+from ..write import write_atomic
+
+FORMAT = b"profilegen-result-cache 1\n"
+_STATE = {"enabled": True}
+
+
+def configure(*, enabled: bool) -> None:
+    """`--no-cache` for this run (PROFILEGEN_NO_CACHE=1 also turns it off)."""
+    _STATE["enabled"] = enabled
+
+
+def enabled() -> bool:
+    return _STATE["enabled"] and os.environ.get("PROFILEGEN_NO_CACHE", "") in ("", "0")
+
+
+class Store:
+    """Results of one kind (`registry`, `render`, `check`) by key."""
+
+    def __init__(self, kind: str) -> None:
+        self.folder = cache_root() / "results" / kind
+
+    def get(self, key: str | None) -> bytes | None:
+        if key is None or not enabled():
+            return None
+        try:
+            data = (self.folder / key).read_bytes()
+        except OSError:
+            return None
+        head = FORMAT + key.encode() + b"\n"
+        return data[len(head) :] if data.startswith(head) else None
+
+    def put(self, key: str | None, value: bytes) -> None:
+        if key is None or not enabled():
+            return
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            write_atomic(self.folder / key, FORMAT + key.encode() + b"\n" + value)
+        except OSError:
+            pass  # a read-only or full cache only costs the next run its speed
+
+    def get_object(self, key: str | None) -> Any:
+        """A pickled result, or None (also when the folder is not private to this user)."""
+        data = self.get(key) if _private(self.folder) else None
+        if data is None:
+            return None
+        try:
+            return pickle.loads(data)
+        except Exception:  # a corrupt entry, or one from other code: recompute
+            return None
+
+    def put_object(self, key: str | None, value: Any) -> None:
+        self.put(key, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def _private(folder: Path) -> bool:
+    try:
+        info = folder.stat()
+    except OSError:
+        return False
+    getuid = getattr(os, "getuid", None)
+    owned = getuid is None or info.st_uid == getuid()
+    return owned and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)

@@ -1,0 +1,151 @@
+"""The result cache is never stale, survives corruption and concurrent writers, and can be off."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from profilegen.cache import Inputs, Store
+from profilegen.cache.store import FORMAT
+from tests.support.cli import Invoke, invoke_in
+
+BASE = Path(__file__).resolve().parents[1] / "registry" / "base"  # a two-profile registry
+TINY = "tiny-chat"
+PROFILE = "qwen38-27b-dual-fast"
+FILE = f"registry/profiles/{PROFILE}.yaml"
+TITLE = 'title: "Qwen3.8-27B INT4 AutoRound + MTP n=4, TP2"'
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A cache of this test's own, so what it finds there was written by this test."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("PROFILEGEN_CACHE", str(folder))
+    monkeypatch.delenv("PROFILEGEN_NO_CACHE", raising=False)
+    return folder
+
+
+@pytest.fixture
+def tiny(tmp_path: Path, cache: Path) -> Path:
+    """A small registry, consistent (schemas, lock, generated tree): `check` is quick on it."""
+    root = tmp_path / "tiny"
+    shutil.copytree(BASE, root)
+    for args in (("schema",), ("lock", "--offline"), ("render", "--all")):
+        assert invoke_in(root, *args).code == 0
+    return root
+
+
+def _edit(root: Path, rel: str, old: str, new: str) -> None:
+    path = root / rel
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, old
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def _entries(cache: Path, kind: str) -> list[Path]:
+    folder = cache / "results" / kind
+    return sorted(folder.iterdir()) if folder.is_dir() else []
+
+
+def test_render_is_cached_and_one_changed_byte_changes_it(
+    repo: Path, invoke: Invoke, cache: Path
+) -> None:
+    first = invoke("render", PROFILE)
+    assert first.code == 0 and len(_entries(cache, "render")) == 1
+    assert invoke("render", PROFILE).out == first.out  # served from the cache
+    _edit(repo, FILE, TITLE, TITLE[:-1] + 'X"')
+    changed = invoke("render", PROFILE)
+    assert changed.out != first.out and "TP2X" in changed.out
+    assert len(_entries(cache, "render")) == 2
+
+
+def test_a_registry_template_override_changes_the_render(
+    repo: Path, invoke: Invoke, cache: Path
+) -> None:
+    before = invoke("render", PROFILE).out
+    override = repo / "templates" / "compose" / "header.txt.j2"
+    override.parent.mkdir(parents=True, exist_ok=True)
+    override.write_text("{{ p.id }}: overridden header\n", encoding="utf-8")
+    after = invoke("render", PROFILE).out
+    assert after != before and after.startswith(f"# {PROFILE}: overridden header\n")
+
+
+def test_check_sees_a_changed_schema_and_a_changed_generated_file(tiny: Path) -> None:
+    assert invoke_in(tiny, "check", "-q").code == 0
+    assert len(_entries(tiny.parent / "cache", "check")) == 1
+    schema = "schema/profile.schema.json"
+    _edit(tiny, schema, '"title": "profilegen registry file: profile"', '"title": "x"')
+    stale = invoke_in(tiny, "check", "-q")
+    assert stale.code == 1 and "schema/profile.schema.json is stale" in stale.out
+    assert invoke_in(tiny, "schema").code == 0 and invoke_in(tiny, "check", "-q").code == 0
+    compose = tiny / "compose" / TINY / "compose.yaml"
+    compose.write_bytes(compose.read_bytes() + b"# edited\n")
+    edited = invoke_in(tiny, "check", "-q")
+    assert edited.code == 1 and "differs from a fresh render" in edited.out
+
+
+def test_corrupt_and_foreign_entries_are_ignored_and_rewritten(tiny: Path, cache: Path) -> None:
+    good = invoke_in(tiny, "check", "--format", "json").out
+    for kind in ("check", "registry", "profile", "documents"):
+        assert _entries(cache, kind), kind
+        for entry in _entries(cache, kind):
+            entry.write_bytes(FORMAT + entry.name.encode() + b"\n" + b"\x80not a pickle")
+    assert invoke_in(tiny, "check", "--format", "json").out == good
+    for entry in _entries(cache, "check"):
+        entry.write_bytes(b"someone else's file\n")
+    assert invoke_in(tiny, "check", "--format", "json").out == good
+    (entry,) = _entries(cache, "check")
+    assert entry.read_bytes().startswith(FORMAT)  # rewritten
+
+
+def test_a_cache_folder_others_may_write_is_not_trusted(repo: Path, cache: Path) -> None:
+    inputs = Inputs(repo, ("registry",), ("test",))
+    store = Store("test")
+    store.put_object(inputs.key(), {"answer": 42})
+    assert store.get_object(inputs.key()) == {"answer": 42}
+    store.folder.chmod(0o777)
+    assert store.get_object(inputs.key()) is None
+
+
+def test_no_cache_writes_and_reads_nothing(
+    tiny: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shutil.rmtree(cache / "results")
+    assert invoke_in(tiny, "--no-cache", "render", TINY).code == 0
+    assert invoke_in(tiny, "--no-cache", "check", "-q").code == 0
+    assert not (cache / "results").exists()
+    monkeypatch.setenv("PROFILEGEN_NO_CACHE", "1")
+    assert invoke_in(tiny, "render", TINY).code == 0 and invoke_in(tiny, "check", "-q").code == 0
+    assert not (cache / "results").exists()
+
+
+def test_a_symlink_in_the_registry_turns_caching_off(repo: Path, cache: Path) -> None:
+    (repo / "registry" / "notes.yaml").symlink_to(repo / FILE)
+    assert Inputs(repo, ("registry",)).key() is None
+    assert invoke_in(repo, "render", PROFILE).code == 0
+    assert not (cache / "results" / "render").exists()
+
+
+def test_concurrent_runs_leave_whole_entries(repo: Path, cache: Path) -> None:
+    """Processes racing on one key each write a whole entry; every reader gets the answer."""
+    env = {**os.environ, "PROFILEGEN_CACHE": str(cache)}
+    command = [sys.executable, "-m", "profilegen", "--root", str(repo), "render", PROFILE]
+    expected = invoke_in(repo, "--no-cache", "render", PROFILE).out
+
+    def one(_: int) -> str:
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    with ThreadPoolExecutor(4) as pool:
+        outputs = list(pool.map(one, range(8)))
+    assert set(outputs) == {expected}
+    (entry,) = _entries(cache, "render")
+    assert entry.read_bytes().endswith(expected.encode())
+    assert not [p for p in entry.parent.iterdir() if p.name.endswith(".tmp")]
