@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import tempfile
 from pathlib import Path
@@ -40,8 +41,11 @@ TEXT = st.one_of(
     st.text(CHARS, max_size=30),
     st.lists(st.one_of(st.sampled_from(NASTY), CHARS), max_size=10).map("".join),
 ).filter(lambda s: TEXT_RE.fullmatch(s) is not None)
+# Each example renders, parses with compose-go and often boots: a handful per run keeps the
+# suite quick; PROFILEGEN_PROPERTY_EXAMPLES=200 runs a thorough pass.
+EXAMPLES = int(os.environ.get("PROFILEGEN_PROPERTY_EXAMPLES", "15"))
 SETTINGS = settings(
-    max_examples=40,
+    max_examples=EXAMPLES,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
@@ -157,7 +161,7 @@ def code_lines(script: str) -> list[str]:
     return [line for line in script.splitlines() if not line.lstrip().startswith("#")]
 
 
-@settings(SETTINGS, max_examples=30)
+@settings(SETTINGS, max_examples=max(1, EXAMPLES * 3 // 4))
 @given(
     caveats=st.lists(TEXT, max_size=3),
     capability=TEXT,

@@ -36,7 +36,7 @@ def load_registry_cached(root: Path) -> tuple[Registry, FindingSink]:
     parsed = Store("documents")
     known = parsed.get_object("parsed")
     if isinstance(known, dict):
-        PARSED.update(known)
+        PARSED.update({k: v for k, v in known.items() if isinstance(v, bytes)})
     before = len(PARSED)
     result = load_registry(root)
     store.put_object(key, result)

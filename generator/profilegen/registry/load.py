@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import codecs
-import copy
 import hashlib
+import pickle
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,9 +51,10 @@ def _mark_line(error: MarkedYAMLError, text: str) -> int | None:
     return min(line + 1, max(1, text.count("\n") + (0 if text.endswith("\n") else 1)))
 
 
-# Parsed documents by the sha256 of their text (filled from the cache by `cached.py`): a
-# file whose bytes did not change is not parsed again. Only well-formed results are kept.
-PARSED: dict[str, tuple[Any, dict[NodePath, int]]] = {}
+# Parsed documents (data and lines, pickled: every use gets its own copy) by the sha256 of
+# their text, filled from the cache by `cached.py`: a file whose bytes did not change is not
+# parsed again. Only well-formed results are kept.
+PARSED: dict[str, bytes] = {}
 
 
 def parse_text(
@@ -63,8 +64,7 @@ def parse_text(
     digest = hashlib.sha256(text.encode()).hexdigest()
     try:
         hit = PARSED.get(digest)
-        # A copy: later stages may build on the data, the memo must stay as parsed.
-        data, lines = (copy.deepcopy(hit[0]), hit[1]) if hit else read_plain(text)
+        data, lines = pickle.loads(hit) if hit else read_plain(text)
     except YamlProblem as problem:
         sink.add(Location(display, problem.line), problem.message, hint=problem.hint)
         return None
@@ -82,7 +82,7 @@ def parse_text(
         sink.add(Location(display, 1), f"malformed YAML: {_first_line(exc)}")
         return None
     if hit is None:
-        PARSED[digest] = (copy.deepcopy(data), lines)
+        PARSED[digest] = pickle.dumps((data, lines), protocol=pickle.HIGHEST_PROTOCOL)
     first_line = text.split("\n", 1)[0]
     match = MODELINE.match(first_line)
     return Document(

@@ -25,21 +25,41 @@ def merge(
     over_lines: dict[NodePath, Location],
     prefix: NodePath = (),
 ) -> tuple[dict[str, Any], dict[NodePath, Location]]:
-    """Deep-merges mappings (lists and scalars are replaced), keeping each value's origin."""
+    """Deep-merges mappings (lists and scalars are replaced), keeping each value's origin.
+
+    Returns the merged mapping and the locations of the nodes at and under `prefix`; each
+    level looks only at the locations under its own key, so a merge is linear in size.
+    """
     out = dict(base)
-    lines = {p: loc for p, loc in base_lines.items() if p[: len(prefix)] == prefix}
+    below = _by_key(base_lines, prefix)
+    over_below = _by_key(over_lines, prefix)
     for key, value in over.items():
         here = (*prefix, key)
         if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key], sub = merge(out[key], base_lines, value, over_lines, here)
-            lines.update(sub)
+            out[key], below[key] = merge(
+                out[key], below.get(key, {}), value, over_below.get(key, {}), here
+            )
         else:
             out[key] = value
-            lines = {p: loc for p, loc in lines.items() if p[: len(here)] != here}
-            lines.update({p: loc for p, loc in over_lines.items() if p[: len(here)] == here})
+            below[key] = dict(over_below.get(key, {}))
         if here in over_lines:
-            lines[here] = over_lines[here]
+            below[key][here] = over_lines[here]
+    lines = {prefix: base_lines[prefix]} if prefix in base_lines else {}
+    for group in below.values():
+        lines.update(group)
     return out, lines
+
+
+def _by_key(
+    lines: dict[NodePath, Location], prefix: NodePath
+) -> dict[Any, dict[NodePath, Location]]:
+    """The locations strictly under `prefix`, grouped by the key that follows it."""
+    depth = len(prefix)
+    groups: dict[Any, dict[NodePath, Location]] = {}
+    for path, location in lines.items():
+        if len(path) > depth and path[:depth] == prefix:
+            groups.setdefault(path[depth], {})[path] = location
+    return groups
 
 
 # Real families are three or four levels deep; a bound keeps resolving linear in the
