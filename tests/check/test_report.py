@@ -35,7 +35,8 @@ def broken(base: Path, tmp_path: Path) -> Path:
         .replace("title: Tiny-7B bf16 + EAGLE-3, TP2", "title: TODO say what it is")
     )
     profile.write_text(text)
-    assert invoke_in(root, "render", "--all").code == 0
+    # What check rejects is not rendered: the generated tree stays as it was.
+    assert invoke_in(root, "render", "--all").code == 1
     return root
 
 

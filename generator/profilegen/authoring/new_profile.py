@@ -15,9 +15,8 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
-from ..check.driver import GENERATED_RULES, run_rules
-from ..check.rules import CheckContext
-from ..errors import Finding, ProfilegenError, RegistryError, Severity, UsageError, suggest
+from ..check.scoped import blocking, profile_findings
+from ..errors import Finding, ProfilegenError, RegistryError, UsageError, suggest
 from ..model.common import ID_PATTERN
 from ..registry import Registry, load_registry, open_registry
 from ..render.targets.compose import render_profile
@@ -196,15 +195,9 @@ def _validate(root: Path, rel: str, text: str) -> list[Finding]:
             raise RegistryError(sink.findings)
     registry.root = root
     ident = Path(rel).stem
-    context = CheckContext(registry, focus=frozenset({ident}))
-    findings = run_rules(context, skip=GENERATED_RULES)
     # `new` writes TODO placeholders on purpose; the next steps it prints say what to fill in.
-    mine = [
-        f
-        for f in findings
-        if (f.location.file == rel or ident in f.location.inherited_by) and f.rule != "placeholder"
-    ]
-    if any(f.severity is Severity.ERROR for f in mine):
+    mine = profile_findings(registry, [ident], skip=frozenset({"placeholder"}))
+    if blocking(mine):
         raise RegistryError(sorted(mine, key=Finding.sort_key))
     # Render the profile too, so a template or verify failure shows now, not in `render --all`.
     render_profile(registry, registry.profiles[ident])

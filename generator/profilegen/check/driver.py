@@ -64,7 +64,7 @@ def collect(opts: CheckOptions) -> list[Finding]:
         return findings
     from .rules import CheckContext
 
-    findings.extend(run_rules(CheckContext(registry, online=opts.online)))
+    findings.extend(_errors_first(run_rules(CheckContext(registry, online=opts.online))))
     if opts.online:
         from ..hub.deadline import Deadline
         from ..hub.online import online_findings
@@ -77,6 +77,14 @@ def collect(opts: CheckOptions) -> list[Finding]:
 GENERATED_RULES = frozenset(
     {"disk-missing", "disk-stale", "disk-orphan", "docs-stale", "patch-mount"}
 )
+
+
+def _errors_first(findings: list[Finding]) -> list[Finding]:
+    """While the registry has errors, `render` refuses to write: the generated tree is then
+    stale by design, and saying so would bury the errors to fix first."""
+    if any(f.severity is Severity.ERROR and f.rule not in GENERATED_RULES for f in findings):
+        return [f for f in findings if f.rule not in GENERATED_RULES]
+    return findings
 
 
 def run_rules(ctx: CheckContext, skip: frozenset[str] = frozenset()) -> list[Finding]:

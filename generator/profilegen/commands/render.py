@@ -61,9 +61,21 @@ def _compose(obj: Context, name: str) -> bytes:
     from ..render import render_profile
 
     registry = obj.registry()
-    compose = render_profile(registry, find_profile(registry, name)).compose
+    found = find_profile(registry, name)
+    _refuse_rejected(registry, [found.id])
+    compose = render_profile(registry, found).compose
     store.put(key, compose)
     return compose
+
+
+def _refuse_rejected(registry: Registry, idents: list[str]) -> None:
+    """What `check` rejects is not written out: its errors, exit 1."""
+    from ..check.scoped import blocking, profile_findings
+    from ..errors import RegistryError
+
+    errors = blocking(profile_findings(registry, idents))
+    if errors:
+        raise RegistryError(errors)
 
 
 def _bundle(registry: Registry, name: str, output: Path, timeout: float | None) -> int:
@@ -74,6 +86,7 @@ def _bundle(registry: Registry, name: str, output: Path, timeout: float | None) 
     from ..render.bundle import bundle_files, write_bundle
 
     found = find_profile(registry, name)
+    _refuse_rejected(registry, [found.id])
     rendered = render_profile(registry, found)
     # Remote patch files arrive (in parallel, within one deadline) before anything is written.
     collect_patch_files(registry, found.patches, Deadline.start(timeout))
@@ -116,6 +129,8 @@ def _plan(obj: Context) -> dict[str, bytes]:
         return cached
     from ..generated.tree import plan_all
 
-    plan = plan_all(obj.registry())
+    registry = obj.registry()
+    _refuse_rejected(registry, sorted(registry.profiles))
+    plan = plan_all(registry)
     store.put_object(key, plan)
     return plan

@@ -27,7 +27,12 @@ class Strict(BaseModel):
     """Every registry model: unknown keys are errors, values are not coerced."""
 
     model_config = ConfigDict(
-        extra="forbid", frozen=True, strict=True, regex_engine="python-re", defer_build=True
+        extra="forbid",
+        frozen=True,
+        strict=True,
+        regex_engine="python-re",
+        defer_build=True,
+        allow_inf_nan=False,
     )
 
 

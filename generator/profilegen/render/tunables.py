@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from ..model import Profile
 from ..registry import Registry
+from .domains import Domain, domain_of
 
 Scope = Literal["container", "compose"]
 
@@ -25,6 +26,8 @@ class EffectiveTunable:
     thinking_default: str | None = None
     # Other host variables read, in order, when this one is unset (`tunable_aliases`).
     aliases: tuple[str, ...] = ()
+    # What a value may be at boot: the bounds and choices of the field it overrides.
+    domain: Domain = Domain()
 
 
 def format_default(value: Any, kind: str) -> str:
@@ -78,6 +81,7 @@ def effective_tunables(registry: Registry, profile: Profile) -> list[EffectiveTu
                 thinking_default=None
                 if thinking is None
                 else format_default(thinking, tunable.type),
+                domain=domain_of(tunable.field, engine),
             )
         )
     for patch_id in profile.patches:

@@ -1,0 +1,33 @@
+"""The errors `check` reports on some profiles: what stops them from being written out.
+
+`new` proves a new profile with them before writing it; `render` refuses to write a compose
+for a profile `check` rejects. Rules about the generated tree (it is being written) are left
+out; every other rule runs, rendering only the profiles asked about.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..errors import Finding, Severity
+from ..registry import Registry
+from .driver import GENERATED_RULES, run_rules
+from .rules import CheckContext
+
+
+def profile_findings(
+    registry: Registry, idents: Iterable[str], skip: frozenset[str] = frozenset()
+) -> list[Finding]:
+    """Findings on these profiles' own files, or on values they inherit."""
+    wanted = frozenset(idents)
+    files = {registry.where("profiles", ident).file: ident for ident in wanted}
+    context = CheckContext(registry, focus=wanted)
+    return [
+        f
+        for f in run_rules(context, skip=GENERATED_RULES | skip)
+        if f.location.file in files or wanted & set(f.location.inherited_by)
+    ]
+
+
+def blocking(findings: Iterable[Finding]) -> list[Finding]:
+    return sorted((f for f in findings if f.severity is Severity.ERROR), key=Finding.sort_key)
