@@ -26,6 +26,7 @@ COMMANDS = {
     "import": "import_",
     "list": "list",
     "lock": "lock",
+    "model": "model",
     "new": "new",
     "render": "render",
     "schema": "schema",
