@@ -168,7 +168,9 @@ def _from_config(checkpoint: Checkpoint, opts: AddOptions, draft_id: str) -> Mod
     read = ["config.json"]
     generation = read_json(checkpoint, "generation_config.json")
     if generation is not None:
-        facts.merge(sampling_facts(generation, _source(checkpoint, "generation", "generation_config.json")))
+        facts.merge(
+            sampling_facts(generation, _source(checkpoint, "generation", "generation_config.json"))
+        )
         read.append("generation_config.json")
     weights = weight_facts(config, source, "_")
     variant = opts.variant or _hf_variant(weights)
@@ -212,7 +214,9 @@ def _from_gguf(checkpoint: Checkpoint, opts: AddOptions, draft_id: str) -> Model
     if projector is not None:
         mm = f"{org}-mmproj"
         mm_facts = Facts()
-        mm_facts.put(f"artifacts.{mm}.format", "gguf", _source(checkpoint, "mmproj", projector.path), None)
+        mm_facts.put(
+            f"artifacts.{mm}.format", "gguf", _source(checkpoint, "mmproj", projector.path), None
+        )
         artifacts.append(ArtifactDraft(mm, [projector], mm_facts, kind="mmproj"))
         facts.put("architecture.vision", True, _source(checkpoint, "mmproj", projector.path), None)
     arch = str(header.metadata.get("general.architecture"))
