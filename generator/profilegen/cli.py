@@ -31,6 +31,7 @@ COMMANDS = {
     "render": "render",
     "schema": "schema",
     "show": "show",
+    "verify": "verify",
 }
 
 

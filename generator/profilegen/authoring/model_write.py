@@ -189,6 +189,7 @@ def run_model_add(root: Path, opts: AddOptions) -> int:
     doc = document(draft)
     text = dump(doc)
     if opts.dry_run:
+        _report_read(draft)
         click.echo(text, nl=False)
         return 0
     lock = read_lock(root) or Lock()
@@ -201,6 +202,15 @@ def run_model_add(root: Path, opts: AddOptions) -> int:
     return 0
 
 
+def _report_read(draft: ModelDraft) -> None:
+    c = draft.checkpoint
+    read = getattr(c, "bytes_read", None)
+    transferred = f" ({read:,} bytes transferred)" if read is not None else ""
+    click.echo(f"read {c.where}: {', '.join(draft.read)}{transferred}", err=True)
+    for note in draft.facts.notes:
+        click.echo(f"note: {note}", err=True)
+
+
 def _report(
     draft: ModelDraft,
     rel: str,
@@ -208,12 +218,7 @@ def _report(
     entries: dict[str, dict[str, Any]],
     warnings: list[Finding],
 ) -> None:
-    c = draft.checkpoint
-    read = getattr(c, "bytes_read", None)
-    transferred = f" ({read:,} bytes transferred)" if read is not None else ""
-    click.echo(f"read {c.where}: {', '.join(draft.read)}{transferred}", err=True)
-    for note in draft.facts.notes:
-        click.echo(f"note: {note}", err=True)
+    _report_read(draft)
     for finding in warnings:
         click.echo(finding.render(), err=True)
     facts = len(doc["provenance"]["facts"])
