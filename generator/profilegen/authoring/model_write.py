@@ -225,7 +225,7 @@ def _report(
     click.echo(f"wrote {rel} ({facts} facts with their source)")
     for key, entry in entries.items():
         how = (
-            f"resolved: {len(entry['files'])} files with sha256"
+            f"resolved: {len(entry['files'])} file{'s' * (len(entry['files']) != 1)} with sha256"
             if entry["resolved"]
             else "declared facts only: a maintainer runs `profilegen lock` online"
         )

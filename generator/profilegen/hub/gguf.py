@@ -158,6 +158,11 @@ def _header_length(checkpoint: Checkpoint, path: str, size: int) -> tuple[bytes,
             want = min(want * 2, MAX_HEADER, size)
 
 
+def _number(value: Any) -> Any:
+    # GGUF floats are float32: 0.6 comes back as 0.6000000238418579.
+    return float(f"{value:.7g}") if isinstance(value, float) else value
+
+
 def _plain(entry: Any) -> Any:
     """A reader field as plain data."""
     from gguf import GGUFValueType
@@ -165,8 +170,8 @@ def _plain(entry: Any) -> Any:
     if not entry.types:
         return None
     if entry.types[0] == GGUFValueType.ARRAY:
-        return [v.item() if hasattr(v, "item") else v for v in entry.contents()]
-    return entry.contents()
+        return [_number(v.item() if hasattr(v, "item") else v) for v in entry.contents()]
+    return _number(entry.contents())
 
 
 def _parse(data: bytes, layout: _Layout) -> dict[str, Any]:
