@@ -9,18 +9,16 @@ import pytest
 
 from profilegen.hub.lock import LOCK_NAME
 from profilegen.hub.preflight import promised_shards
-from tests.hub.test_fetch import (  # noqa: F401 (fixtures)
-    DRAFTER_DIR,
-    SEED,
-    WEIGHTS_DIR,
-    _isolated_env,
-    hub,
-    locked,
-)
+from tests.hub import test_fetch as fetch_tests
 from tests.support.cli import Invoke
 from tests.support.fakehub import FakeHub, FakeRepo
 
+SEED, WEIGHTS_DIR, DRAFTER_DIR = fetch_tests.SEED, fetch_tests.WEIGHTS_DIR, fetch_tests.DRAFTER_DIR
 SHARD = f"{WEIGHTS_DIR}/model-00001-of-00002.safetensors"
+# The fetch suite's fake Hub, isolated environment and locked seed repos.
+_isolated_env = fetch_tests._isolated_env
+hub = fetch_tests.hub
+locked = fetch_tests.locked
 
 
 @pytest.fixture
