@@ -26,10 +26,12 @@ COMMANDS = {
     "import": "import_",
     "list": "list",
     "lock": "lock",
+    "model": "model",
     "new": "new",
     "render": "render",
     "schema": "schema",
     "show": "show",
+    "verify": "verify",
 }
 
 

@@ -85,6 +85,16 @@ def test_check_names_the_missing_output_until_render_all(repo: Path, invoke: Inv
     assert f"wrote compose/{NEW}/compose.yaml" in rendered.out
     assert "wrote docs/CATALOG.md" in rendered.out
 
+    # The TODO title `new` wrote fails the check until it says what the profile is.
+    todo = invoke("check", "--quiet")
+    assert todo.code == 1
+    assert f"registry/profiles/{NEW}.yaml:6: error: [placeholder] title is still a TODO" in todo.out
+    path = new_file(repo)
+    lines = path.read_text().splitlines()
+    lines[5] = "title: Qwen3.8 27B dual, a test of the pull request"
+    path.write_text("\n".join(lines) + "\n")
+    assert invoke("render", "--all").code == 0
+
     passed = invoke("check")
     assert passed.code == 0, passed.out
     assert "check passed" in passed.out

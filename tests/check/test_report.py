@@ -29,12 +29,9 @@ def broken(base: Path, tmp_path: Path) -> Path:
     root = tmp_path / "root"
     shutil.copytree(base, root)
     profile = root / PROFILE
-    text = (
-        profile.read_text()
-        .replace("  tp: 2\n", "  tp: 4\n")
-        .replace("title: Tiny-7B bf16 + EAGLE-3, TP2", "title: TODO say what it is")
-    )
-    profile.write_text(text)
+    profile.write_text(profile.read_text().replace("  tp: 2\n", "  tp: 4\n"))
+    sibling = root / "registry" / "profiles" / "tiny-chat-long.yaml"
+    sibling.write_text(sibling.read_text() + "status: retired\n")
     # What check rejects is not rendered: the generated tree stays as it was.
     assert invoke_in(root, "render", "--all").code == 1
     return root
@@ -46,7 +43,7 @@ def test_report_goes_to_stdout_with_severities_and_one_summary(broken: Path) -> 
     assert run.err == ""
     lines = run.out.splitlines()
     assert TP_ERROR in lines
-    assert f"{PROFILE}:3: warning: [placeholder] title of tiny-chat is still a placeholder" in (
+    assert f"{PROFILE}:18: warning: [status-evidence] sibling tiny-chat-long is retired" in (
         run.out
     )
     # Errors come first, then warnings; the summary is the last line.
@@ -69,7 +66,7 @@ def test_json_names_the_inheriting_profiles(broken: Path) -> None:
     found = {f["rule"]: f for f in json.loads(run.out)}
     assert found["hw-tp"]["inherited_by"] == ["tiny-chat-long"]
     assert found["hw-tp"]["line"] == 13
-    assert found["placeholder"]["inherited_by"] == []
+    assert found["status-evidence"]["inherited_by"] == []
 
 
 def test_github_annotations_name_the_inheriting_profiles(broken: Path) -> None:
@@ -83,3 +80,24 @@ def test_github_annotations_name_the_inheriting_profiles(broken: Path) -> None:
 def test_clean_check_prints_only_the_summary(base: Path) -> None:
     run = invoke_in(base, "check")
     assert (run.code, run.out, run.err) == (0, "check passed: 0 errors, 0 warnings\n", "")
+
+
+def test_a_todo_placeholder_fails_the_check_until_it_is_filled(base: Path, tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    shutil.copytree(base, root)
+    profile = root / PROFILE
+    original = profile.read_text()
+    profile.write_text(
+        original.replace("title: Tiny-7B bf16 + EAGLE-3, TP2", "title: TODO say what it is")
+        + "caveats: [fine, 'todo: measure it']\n"
+    )
+    assert invoke_in(root, "render", "--all").code == 0
+    run = invoke_in(root, "check", "--quiet")
+    assert run.code == 1
+    assert run.out.splitlines() == [
+        f"{PROFILE}:3: error: [placeholder] title is still a TODO placeholder "
+        "(say what the profile is before it is merged)",
+        f"{PROFILE}:19: error: [placeholder] caveats is still a TODO placeholder "
+        "(inherited by tiny-chat-long) (say what the profile is before it is merged)",
+        "check failed: 2 errors, 0 warnings",
+    ]

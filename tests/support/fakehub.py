@@ -134,6 +134,8 @@ class RecordedRequest:
     repo: str | None
     status: int
     authorization: str | None
+    range: str | None = None  # the Range header of a ranged GET
+    sent: int = 0  # body bytes sent
 
 
 @dataclass
@@ -375,6 +377,8 @@ class _Handler(BaseHTTPRequestHandler):
                 repo=repo_id,
                 status=reply.status,
                 authorization=self.headers.get("Authorization"),
+                range=self.headers.get("Range"),
+                sent=0 if method == "HEAD" else len(reply.body),
             )
         )
         self._send(method, reply)
@@ -493,7 +497,37 @@ class _Handler(BaseHTTPRequestHandler):
             "Content-Type": "application/octet-stream",
             "Accept-Ranges": "bytes",
         }
+        wanted = self.headers.get("Range")
+        if method == "GET" and wanted:
+            return _ranged(item, wanted, headers)
         return _Reply(200, item.content if method == "GET" else b"", headers)
+
+
+_RANGE = re.compile(r"^bytes=([0-9]+)-([0-9]*)$")
+
+
+def _ranged(item: FakeFile, wanted: str, headers: dict[str, str]) -> _Reply:
+    """A single byte range (RFC 9110), as the Hub's storage serves it: 206 or 416."""
+    match = _RANGE.match(wanted.strip())
+    size = len(item.content)
+    if match is None:
+        return _Reply(200, item.content, headers)  # a range we do not parse: the whole file
+    start = int(match.group(1))
+    end = min(int(match.group(2)) if match.group(2) else size - 1, size - 1)
+    if start >= size or end < start:
+        return _Reply(
+            416, b"", {**headers, "Content-Range": f"bytes */{size}", "Content-Length": "0"}
+        )
+    body = item.content[start : end + 1]
+    return _Reply(
+        206,
+        body,
+        {
+            **headers,
+            "Content-Range": f"bytes {start}-{end}/{size}",
+            "Content-Length": str(len(body)),
+        },
+    )
 
 
 def _classify(method: str, path: str) -> tuple[str, str | None]:

@@ -1,4 +1,4 @@
-"""Writing new registry entries for a maintainer: a new profile, validated before it is written.
+"""Writing new registry entries: profiles and models (derived from a checkpoint), proven first.
 
 Owns: building registry documents (YAML that keeps comments and order) and proving them with
 every check before the first byte lands.

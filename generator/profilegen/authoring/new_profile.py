@@ -21,6 +21,7 @@ from ..model.common import ID_PATTERN
 from ..registry import Registry, load_registry, open_registry
 from ..render.targets.compose import render_profile
 from ..write import write_atomic
+from .first_profile import FirstOptions, Proposal, propose
 
 MODELINE = "yaml-language-server: $schema=../../schema/profile.schema.json"
 # Keys `new` owns: the id names the file and the parent is --from.
@@ -33,8 +34,10 @@ PORT_SEARCH = 2000
 @dataclass(frozen=True)
 class NewOptions:
     new_id: str
-    sibling: str
+    sibling: str | None
     sets: tuple[str, ...] = ()
+    # The first-profile path (no sibling): a model's first profile on a rig.
+    first: FirstOptions | None = None
 
 
 def parse_sets(sets: tuple[str, ...]) -> list[tuple[list[str], Any]]:
@@ -140,16 +143,72 @@ def _resolve_sibling(registry: Registry, raw: dict[str, dict[str, Any]], name: s
     raise UsageError(f"no profile {name!r} to start from{hint}")
 
 
+def _check_new_id(registry: Registry, raw: dict[str, dict[str, Any]], new_id: str) -> None:
+    if not re.match(ID_PATTERN, new_id):
+        raise UsageError(f"{new_id!r} is not a valid id (lower-case letters, digits, . _ -)")
+    path = registry.root / "registry" / "profiles" / f"{new_id}.yaml"
+    if new_id in raw or path.exists():
+        raise UsageError(f"profile {new_id!r} already exists ({path.relative_to(registry.root)})")
+
+
+def _dump(doc: CommentedMap) -> str:
+    yaml = YAML(typ="rt")
+    yaml.width = 4096  # one value per line, as the hand-written files have them
+    out = io.StringIO()
+    yaml.dump(doc, out)
+    return out.getvalue()
+
+
+def _assign_plain(data: dict[str, Any], parts: list[str], value: Any) -> None:
+    node = data
+    for part in parts[:-1]:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = node[part] = {}
+        node = child
+    node[parts[-1]] = value
+
+
+# Keys of a first profile in the order the hand-written files have them.
+FIRST_ORDER = ("title", "status", "model", "weights", "mmproj", "engine", "rig", "port")
+
+
+def build_first(registry: Registry, opts: NewOptions, first: FirstOptions) -> tuple[str, Proposal]:
+    """A whole profile for a model that has none: fit proposes the envelope."""
+    raw = _raw_profiles(registry)
+    _check_new_id(registry, raw, opts.new_id)
+    sets = parse_sets(opts.sets)
+    proposal = propose(registry, opts.new_id, first, sets, _assign_plain)
+    data = dict(proposal.data)
+    if not any(parts == ["port"] for parts, _v in sets):
+        used = {p["port"] for p in raw.values() if isinstance(p.get("port"), int)}
+        data["port"] = data["port"] if data["port"] not in used else free_port(used, data["port"])
+    doc = CommentedMap()
+    doc["id"] = opts.new_id
+    for key in (*FIRST_ORDER, *[k for k in data if k not in FIRST_ORDER]):
+        if key in data:
+            value = data[key]
+            doc[key] = _block(value) if key in ("envelope", "serve") else _flow(value)
+    doc.yaml_set_start_comment(
+        f"{MODELINE}\n"
+        f"Created by `profilegen new --model {first.model} --rig {first.rig}`; the envelope is "
+        "fit's proposal:\n" + "\n".join(f"  {r}" for r in proposal.reasons) + "\n"
+        "TODO: title and best_for (check fails until they say what the profile is), caveats,\n"
+        "and an evidence record once it has run on the rig."
+    )
+    return _dump(doc), proposal
+
+
+def _block(value: dict[str, Any]) -> CommentedMap:
+    """A block mapping whose nested values are in flow style (`sampler: {top_k: 20}`)."""
+    return CommentedMap((k, _flow(v)) for k, v in value.items())
+
+
 def build_document(registry: Registry, opts: NewOptions) -> tuple[str, str]:
     """The new file's text (modeline, a header, then only what differs) and the sibling's id."""
-    if not re.match(ID_PATTERN, opts.new_id):
-        raise UsageError(f"{opts.new_id!r} is not a valid id (lower-case letters, digits, . _ -)")
     raw = _raw_profiles(registry)
-    path = registry.root / "registry" / "profiles" / f"{opts.new_id}.yaml"
-    if opts.new_id in raw or path.exists():
-        raise UsageError(
-            f"profile {opts.new_id!r} already exists ({path.relative_to(registry.root)})"
-        )
+    _check_new_id(registry, raw, opts.new_id)
+    assert opts.sibling is not None
     sibling = _resolve_sibling(registry, raw, opts.sibling)
     sets = parse_sets(opts.sets)
     used = {p["port"] for p in raw.values() if isinstance(p.get("port"), int)}
@@ -171,11 +230,7 @@ def build_document(registry: Registry, opts: NewOptions) -> tuple[str, str]:
         f"Created by `profilegen new --from {sibling}`: everything not stated here is inherited.\n"
         "TODO: title, best_for, caveats and an evidence record from your rig."
     )
-    yaml = YAML(typ="rt")
-    yaml.width = 4096  # one value per line, as the hand-written files have them
-    out = io.StringIO()
-    yaml.dump(doc, out)
-    return out.getvalue(), sibling
+    return _dump(doc), sibling
 
 
 def _validate(root: Path, rel: str, text: str) -> list[Finding]:
@@ -206,13 +261,20 @@ def _validate(root: Path, rel: str, text: str) -> list[Finding]:
 
 def run_new(root: Path, opts: NewOptions) -> int:
     registry = open_registry(root)
-    text, sibling = build_document(registry, opts)
     rel = f"registry/profiles/{opts.new_id}.yaml"
+    if opts.first is not None:
+        text, proposal = build_first(registry, opts, opts.first)
+        how = f"{opts.first.model} on {opts.first.rig}"
+    else:
+        text, sibling = build_document(registry, opts)
+        how = f"extends {sibling}"
     warnings = _validate(root, rel, text)
     write_atomic(root / rel, text.encode())
     for finding in warnings:
         click.echo(finding.render(), err=True)
-    click.echo(f"wrote {rel} ({text.count(chr(10))} lines, extends {sibling})")
+    click.echo(f"wrote {rel} ({text.count(chr(10))} lines, {how})")
+    if opts.first is not None:
+        click.echo("\n".join(f"  {r}" for r in proposal.reasons))
     click.echo(
         "\n".join(
             [

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from ..docs.view import profile_view
+from ..docs.view import model_view, profile_view
 from ..docs.yamlout import dump_yaml
 from ..errors import EXIT_OK
 from ..registry import find_profile
@@ -20,9 +20,16 @@ from .common import Context, pass_context
 )
 @pass_context
 def command(obj: Context, profile: str, fmt: str) -> int:
-    """Show one profile fully resolved (PROFILE: id, unique prefix or upstream key)."""
+    """Show one profile fully resolved (PROFILE: id, unique prefix or upstream key).
+
+    A model id shows the model instead: every fact, and the file, commit and key it was read
+    from (or that it was stated by hand).
+    """
     registry = obj.registry()
-    data = profile_view(registry, find_profile(registry, profile))
+    if profile not in registry.profiles and profile in registry.models:
+        data = model_view(registry, registry.models[profile])
+    else:
+        data = profile_view(registry, find_profile(registry, profile))
     if fmt == "json":
         click.echo(json.dumps(data, indent=2))
     else:

@@ -6,6 +6,7 @@ from typing import Any
 
 from ..hub.artifacts import profile_artifacts
 from ..model import Profile
+from ..model.model import FactOrigin, Model
 from ..registry import Registry
 from ..render import container_name, served_names
 
@@ -44,6 +45,50 @@ def profile_view(registry: Registry, profile: Profile) -> dict[str, Any]:
             "spec_n_default": profile.drafter.width,
             "max_width": drafter.max_width,
         }
+    return data
+
+
+def _leaves(data: Any, prefix: str = "") -> dict[str, Any]:
+    """Dotted path -> value of every stated (non-null) leaf."""
+    if isinstance(data, dict):
+        out: dict[str, Any] = {}
+        for key, value in data.items():
+            out.update(_leaves(value, f"{prefix}{key}."))
+        return out
+    return {} if data is None else {prefix[:-1]: data}
+
+
+def _covered(path: str, attributed: set[str]) -> bool:
+    return any(path == a or path.startswith(f"{a}.") for a in attributed)
+
+
+def model_view(registry: Registry, model: Model) -> dict[str, Any]:
+    """The model, and each fact with where it came from (or that nobody recorded it)."""
+    data = model.model_dump(mode="json", exclude={"provenance"}, exclude_none=True)
+    facts = model.provenance.facts
+    sources = model.provenance.sources
+    shown: dict[str, Any] = {}
+    for path, origin in facts.items():
+        value = _leaves(data).get(path, "(see the file)")
+        if isinstance(origin, FactOrigin):
+            src = sources[origin.source]
+            where = f"{src.repo}/{src.file}@{src.revision[:12]}"
+            shown[path] = {"value": value, "read_from": where}
+            if origin.key is not None:
+                shown[path]["key"] = origin.key
+        else:
+            shown[path] = {"value": value, "stated": True}
+    # Names and the artifacts' own pins (the lock vouches for those) are not checkpoint facts.
+    skip = ("id", "name", "served_name", "artifacts.")
+    stated = model.model_dump(mode="json", exclude={"provenance"}, exclude_defaults=True)
+    unattributed = [
+        path
+        for path in _leaves(stated)
+        if not _covered(path, set(facts)) and not path.startswith(skip)
+    ]
+    data["provenance"] = shown
+    data["unattributed"] = unattributed
+    data["profiles"] = sorted(p.id for p in registry.concrete_profiles() if p.model == model.id)
     return data
 
 

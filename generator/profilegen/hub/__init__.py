@@ -2,7 +2,7 @@
 
 Owns: artifact lists, the lock, `check --online`/`lock`, `fetch`, the patch-file cache and the
 Hugging Face client (the only code that talks to the network). Importing this package is
-cheap: `client`, `download` and `problems` load huggingface_hub and are imported only by the
-commands that go online.
+cheap: `client`, `download`, `problems` and `checkpoint` load huggingface_hub (and `gguf` the
+gguf library, lazily) and are imported only by the commands that need them.
 May import: `errors`, `resources`, `write`, `model`, `registry`.
 """

@@ -58,6 +58,7 @@ class Record:
         self.path = model_dir / RECORD_NAME
         self.files: dict[str, dict[str, Any]] = {}
         self.changed = False
+        self.hashed = 0  # files read and hashed by this run (the others came from the record)
         with contextlib.suppress(OSError, ValueError):
             data = json.loads(self.path.read_text(encoding="utf-8"))
             if isinstance(data, dict) and data.get("version") == RECORD_VERSION:
@@ -77,6 +78,7 @@ class Record:
         digest = sha256_file(path)
         self.files[key] = {**stamp, "sha256": digest}
         self.changed = True
+        self.hashed += 1
         return digest
 
     def save(self) -> None:

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from .common import Id, PositiveInt, Size, Strict, Text
+from .common import GitCommit, Id, PositiveInt, Size, Strict, Text
 
 HF_REPO_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$"
 HfRepo = Annotated[str, StringConstraints(pattern=HF_REPO_PATTERN)]
@@ -81,6 +81,17 @@ class Moe(Strict):
     shared_experts: Annotated[int, Field(ge=0)] = 0
 
 
+class Mamba(Strict):
+    """Mamba-2 layers (Nemotron-H): a fixed SSM and conv state per sequence, no per-token KV."""
+
+    layers: PositiveInt
+    num_heads: PositiveInt
+    head_dim: PositiveInt
+    state_size: PositiveInt
+    n_groups: PositiveInt = 1
+    conv_kernel: PositiveInt
+
+
 class Architecture(Strict):
     num_layers: PositiveInt
     # Layers that grow a per-token KV cache (all of them for a plain transformer).
@@ -93,6 +104,7 @@ class Architecture(Strict):
     vocab_size: PositiveInt | None = None
     max_position_embeddings: PositiveInt
     linear_attention: LinearAttention | None = None
+    mamba: Mamba | None = None
     # Sliding-window attention (Gemma): these layers keep only the last `sliding_window` tokens.
     sliding_window: PositiveInt | None = None
     sliding_window_layers: Annotated[int, Field(ge=0)] = 0
@@ -113,13 +125,76 @@ class Architecture(Strict):
         if self.num_attention_heads % self.num_kv_heads:
             raise ValueError("num_kv_heads: num_attention_heads must be a multiple of num_kv_heads")
         hybrid = self.full_attention_layers < self.num_layers
-        if hybrid and self.linear_attention is None and not self.sliding_window_layers:
+        other = self.linear_attention is not None or self.mamba is not None
+        if hybrid and not other and not self.sliding_window_layers:
             raise ValueError(
                 "full_attention_layers: a hybrid model (fewer full-attention layers than layers) "
-                "needs linear_attention or sliding-window layers"
+                "needs linear_attention, mamba or sliding-window layers"
             )
         if self.sliding_window_layers and self.sliding_window is None:
             raise ValueError("sliding_window: sliding-window layers need the window size")
+        kinds = self.full_attention_layers + self.sliding_window_layers
+        kinds += self.mamba.layers if self.mamba is not None else 0
+        if kinds > self.num_layers:
+            raise ValueError(
+                f"num_layers: full-attention, sliding-window and mamba layers add up to {kinds}, "
+                f"more than num_layers ({self.num_layers})"
+            )
+        return self
+
+
+class Sampling(Strict):
+    """The checkpoint's recommended sampling defaults (generation_config.json)."""
+
+    temperature: Annotated[float, Field(ge=0)] | None = None
+    top_p: Annotated[float, Field(gt=0, le=1)] | None = None
+    top_k: Annotated[int, Field(ge=-1)] | None = None
+    min_p: Annotated[float, Field(ge=0, le=1)] | None = None
+    repetition_penalty: Annotated[float, Field(gt=0)] | None = None
+
+
+# A fact of a model, named by its dotted path: `architecture.num_layers`,
+# `artifacts.q4km.size`, `sampling.top_k`.
+FactPath = Annotated[
+    str,
+    StringConstraints(pattern=r"^[a-z_][a-z0-9_]*(\.[a-z0-9_][a-z0-9._-]*)*$", max_length=200),
+]
+
+
+class FactSource(Strict):
+    """A file of a Hub repo at a commit that facts were read from."""
+
+    repo: HfRepo
+    revision: GitCommit
+    file: RepoPath
+
+
+class FactOrigin(Strict):
+    """Which source a fact was read from, and the key in that file."""
+
+    source: Id
+    # The key the value was read from (`num_hidden_layers`, `llama.block_count`); none where
+    # the file as a whole says it (a projector file means vision).
+    key: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.\[\]/ -]{1,128}$")] | None = None
+
+
+class Provenance(Strict):
+    """Where each fact comes from: read from a checkpoint file, or "stated" by hand.
+
+    Facts not listed were written by hand before provenance was recorded.
+    """
+
+    sources: dict[Id, FactSource] = Field(default_factory=dict)
+    facts: dict[FactPath, FactOrigin | Literal["stated"]] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _sources_known(self) -> Provenance:
+        for path, origin in self.facts.items():
+            if isinstance(origin, FactOrigin) and origin.source not in self.sources:
+                raise ValueError(
+                    f"facts: {path} is read from source {origin.source!r}, which sources "
+                    f"does not list ({', '.join(sorted(self.sources)) or 'none'})"
+                )
         return self
 
 
@@ -133,4 +208,27 @@ class Model(Strict):
     trust_remote_code: Text | None = None
     chat_template: Text | None = None
     artifacts: dict[Id, Artifact]
+    sampling: Sampling | None = None
+    provenance: Provenance = Provenance()
     notes: Text | None = None
+
+    @model_validator(mode="after")
+    def _provenance_names_facts(self) -> Model:
+        data = self.model_dump(exclude={"provenance"})
+        for path in self.provenance.facts:
+            if not _states(data, path):
+                raise ValueError(f"provenance: {path} names no fact this model states")
+        return self
+
+
+def _states(node: object, path: str) -> bool:
+    """Whether the dumped model holds a value at the dotted path (keys may hold dots)."""
+    if not path:
+        return node is not None
+    if not isinstance(node, dict):
+        return False
+    # Artifact ids may hold dots (`q4.k`): try the longest key first.
+    for key in sorted(node, key=len, reverse=True):
+        if path == key or path.startswith(f"{key}."):
+            return _states(node[key], path[len(key) + 1 :])
+    return False

@@ -80,17 +80,21 @@ def status(ctx: CheckContext) -> Iterator[Finding]:
                 )
 
 
-@rule("placeholder", "no TODO placeholder left from `profilegen new`", Severity.WARNING)
+@rule("placeholder", "no TODO placeholder left from `profilegen new`")
 def placeholders(ctx: CheckContext) -> Iterator[Finding]:
     reg = ctx.registry
     for p in reg.concrete_profiles():
-        for key in ("title", "best_for"):
-            value = getattr(p, key)
+        texts: list[tuple[tuple[str | int, ...], str | None]] = [
+            (("title",), p.title),
+            (("best_for",), p.best_for),
+        ]
+        texts += [(("caveats", i), c) for i, c in enumerate(p.caveats)]
+        for node, value in texts:
             if value and value.lstrip().upper().startswith("TODO"):
                 yield ctx.finding(
                     "placeholder",
-                    reg.where("profiles", p.id, (key,)),
-                    f"{key} of {p.id} is still a placeholder",
+                    reg.where("profiles", p.id, node),
+                    f"{node[0]} is still a TODO placeholder",
                     hint="say what the profile is before it is merged",
                 )
 

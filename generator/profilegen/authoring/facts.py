@@ -1,0 +1,126 @@
+"""Model facts as they are derived: each value with the file, commit and key it was read from."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ProfilegenError
+
+
+class DerivationError(ProfilegenError):
+    """The checkpoint does not say a fact the model needs (or says something impossible)."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """One file of a checkpoint at a commit, under a short label (`config`, `gguf`)."""
+
+    label: str
+    repo: str
+    revision: str
+    file: str
+
+    def entry(self) -> dict[str, str]:
+        return {"repo": self.repo, "revision": self.revision, "file": self.file}
+
+
+@dataclass
+class Facts:
+    """Values by dotted path (`architecture.num_layers`) and where each came from."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+    provenance: dict[str, dict[str, Any]] = field(default_factory=dict)
+    sources: dict[str, Source] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def put(self, path: str, value: Any, source: Source, key: str | None) -> None:
+        self.values[path] = value
+        self.sources[source.label] = source
+        self.provenance[path] = {"source": source.label, **({"key": key} if key else {})}
+
+    def merge(self, other: Facts) -> None:
+        """Adds facts the other source knows and this one does not (this one wins)."""
+        for path, value in other.values.items():
+            if path not in self.values:
+                self.values[path] = value
+                self.provenance[path] = other.provenance[path]
+                label = other.provenance[path]["source"]
+                self.sources[label] = other.sources[label]
+        self.notes += other.notes
+
+    def tree(self, prefix: str) -> dict[str, Any]:
+        """The values under `prefix.` as nested dicts (`linear_attention.conv_kernel`)."""
+        out: dict[str, Any] = {}
+        for path, value in self.values.items():
+            if not path.startswith(f"{prefix}."):
+                continue
+            node = out
+            parts = path[len(prefix) + 1 :].split(".")
+            for part in parts[:-1]:
+                node = node.setdefault(part, {})
+            node[parts[-1]] = value
+        return out
+
+
+class Lookup:
+    """Reads keys of one JSON object (or GGUF metadata), remembering which key answered."""
+
+    def __init__(self, data: dict[str, Any], source: Source, prefix: str = "") -> None:
+        self.data, self.source, self.prefix = data, source, prefix
+
+    def first(self, names: Iterable[str]) -> tuple[str, Any] | None:
+        for name in names:
+            value = self.data.get(name)
+            if value is not None:
+                return f"{self.prefix}{name}", value
+        return None
+
+    def put(
+        self, facts: Facts, path: str, names: Sequence[str], kind: type = int, least: int = 1
+    ) -> Any:
+        """Sets the fact from the first key present; returns the value (None if absent).
+
+        An integer below `least` is an error; with `least=0`, 0 means "none" and sets nothing.
+        """
+        found = self.first(names)
+        if found is None:
+            return None
+        key, value = found
+        value = self.typed(key, value, kind, least)
+        if kind is int and value == 0 and least == 0:
+            return None
+        facts.put(path, value, self.source, key)
+        return value
+
+    def need(self, facts: Facts, path: str, names: Sequence[str], kind: type = int) -> Any:
+        value = self.put(facts, path, names, kind)
+        if value is None:
+            alternatives = f" (nor {', '.join(names[1:])})" if len(names) > 1 else ""
+            raise DerivationError(
+                f"{self.source.file} has no {self.prefix}{names[0]}{alternatives}: "
+                f"cannot tell {path.rpartition('.')[2].replace('_', ' ')}"
+            )
+        return value
+
+    def typed(self, key: str, value: Any, kind: type, least: int = 1) -> Any:
+        """A value of the expected kind; a whole float (4096.0) counts as an integer."""
+        if kind is int and isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise DerivationError(
+                f"{self.source.file}: {key} is {value!r}, expected {'an integer' if kind is int else kind.__name__}"
+            )
+        if isinstance(value, int) and value < least:
+            raise DerivationError(
+                f"{self.source.file}: {key} is {value}, expected at least {least}"
+            )
+        return value
+
+
+def every_nth(layers: int, n: int) -> int:
+    """Layers i (0-based) with (i + 1) % n == 0: every n-th layer, the last of each group."""
+    return sum(1 for i in range(layers) if (i + 1) % n == 0)

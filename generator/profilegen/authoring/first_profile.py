@@ -1,0 +1,248 @@
+"""`profilegen new ID --model M --rig R`: a model's first profile, its envelope proposed by fit.
+
+The engine is the one the catalogue runs most of that kind (GGUF weights: llama.cpp, others:
+vLLM); TP uses every card the heads allow; the KV dtype is the most compact one the engine
+knows and the GPU's default attention backend takes; the context is the largest that `fit`
+says fits. The title and best_for are TODO placeholders that `check` refuses until filled.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ProfilegenError, UsageError, suggest
+from ..fit.inputs import FitError
+from ..fit.predict import FitOptions, FitResult, fit_profile, read_lock_or_none
+from ..model import Profile
+from ..model.engine import Engine
+from ..model.model import Model
+from ..registry import Registry
+
+CONTEXT_STEP = 1024
+SMALLEST_CONTEXT = 4096
+# Most compact first; None is the engine's default (the model's dtype, f16 for llama.cpp).
+KV_CHOICES: dict[str, tuple[str | None, ...]] = {
+    "vllm": ("fp8_e4m3", "fp8", None),
+    "llama.cpp": ("q8_0", None),
+    "sglang": (None,),
+}
+VLLM_UTIL = 0.9
+PORT_NEAR = 8000
+TODO_TITLE = "TODO: one line saying what this profile is for"
+TODO_BEST_FOR = "TODO: who should pick it, and over which sibling"
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """The profile's data and why each envelope value was chosen."""
+
+    data: dict[str, Any]
+    reasons: list[str]
+    fit: FitResult | None
+
+
+def _pick(table: dict[str, Any], name: str, what: str) -> Any:
+    if name in table:
+        return table[name]
+    close = suggest(name, sorted(table))
+    hint = f"did you mean {close!r}?" if close else f"see registry/{what}s/"
+    raise UsageError(f"no {what} {name!r} ({hint})")
+
+
+def _weights(model: Model, asked: str | None, engine: Engine | None) -> str:
+    mains = {k: a for k, a in model.artifacts.items() if a.kind == "main"}
+    if asked is not None:
+        _pick(mains, asked, f"weights variant of {model.id}")
+        return asked
+    if engine is not None:
+        gguf = engine.kind == "llama.cpp"
+        mains = {k: a for k, a in mains.items() if (a.format == "gguf") == gguf}
+    if len(mains) == 1:
+        return next(iter(mains))
+    if not mains:
+        raise UsageError(f"{model.id} has no main weights this engine can load")
+    raise UsageError(
+        f"{model.id} has {len(mains)} weights variants; pick one with --weights: "
+        + ", ".join(mains)
+    )
+
+
+def default_engine(registry: Registry, kind: str) -> Engine:
+    """The engine of this kind that the most profiles run (ties: the lowest id)."""
+    engines = [e for e in registry.engines.values() if e.kind == kind]
+    if not engines:
+        raise UsageError(f"the registry has no {kind} engine; pass --engine")
+    runs = Counter(p.engine for p in registry.concrete_profiles())
+    return min(engines, key=lambda e: (-runs[e.id], e.id))
+
+
+def _tp(registry: Registry, model: Model, engine: Engine, rig_count: int) -> int:
+    arch = model.architecture
+    if engine.kind == "llama.cpp":
+        return rig_count
+    heads, kv = arch.num_attention_heads, arch.num_kv_heads
+    return max(
+        t for t in range(1, rig_count + 1) if heads % t == 0 and (kv % t == 0 or t % kv == 0)
+    )
+
+
+def _kv_choice(registry: Registry, engine: Engine, rig_gpu: str) -> tuple[str | None, str]:
+    """The most compact KV dtype the engine knows and the GPU's default backend takes."""
+    gpu = registry.gpus[rig_gpu]
+    backends = gpu.kv_dtypes_by_backend
+    default_backend = next(iter(backends), None)
+    refused: list[str] = []
+    for choice in KV_CHOICES.get(engine.kind, (None,)):
+        if choice is None:
+            break
+        if engine.kv_cache_dtypes and choice not in engine.kv_cache_dtypes:
+            continue
+        takes = backends[default_backend] if default_backend is not None else [choice]
+        if engine.kind == "vllm" and choice not in takes:
+            refused.append(choice)
+            continue
+        return choice, f"the most compact KV dtype {engine.id} and {gpu.name} take"
+    why = f"{engine.kind}'s default (the model's dtype)"
+    if refused:
+        others = [b for b, dtypes in backends.items() if refused[0] in dtypes]
+        why += (
+            f"; {default_backend}, the default backend on {gpu.name}, does not take "
+            f"{refused[0]} (it would need {' or '.join(others) or 'another backend'})"
+        )
+    return None, why
+
+
+def _base(
+    registry: Registry, model: Model, weights: str, engine: Engine, rig_id: str
+) -> dict[str, Any]:
+    rig = registry.rigs[rig_id]
+    env: dict[str, Any] = {"tp": _tp(registry, model, engine, rig.count)}
+    env["max_model_len"] = min(model.architecture.max_position_embeddings, SMALLEST_CONTEXT)
+    env["max_num_seqs"] = 1
+    serve: dict[str, Any] = {}
+    if engine.kind == "vllm":
+        cap = rig.policy.max_gpu_memory_utilization
+        env["gpu_memory_utilization"] = min(VLLM_UTIL, cap) if cap else VLLM_UTIL
+    if engine.kind == "llama.cpp":
+        env.update({"gpu_layers": 999, "flash_attn": True})
+        serve.update({"served_names": [model.served_name], "jinja": True})
+    if model.sampling is not None:
+        serve["sampler"] = model.sampling.model_dump(exclude_none=True)
+    data: dict[str, Any] = {
+        "title": TODO_TITLE,
+        "status": "incubating",
+        "model": model.id,
+        "weights": weights,
+        "engine": engine.id,
+        "rig": rig_id,
+        "port": PORT_NEAR,
+        "envelope": env,
+    }
+    projector = next((k for k, a in model.artifacts.items() if a.kind == "mmproj"), None)
+    if engine.kind == "llama.cpp" and projector is not None:
+        data["mmproj"] = projector
+    if serve:
+        data["serve"] = serve
+    data["best_for"] = TODO_BEST_FOR
+    return data
+
+
+def _fit(registry: Registry, data: dict[str, Any], ident: str, context: int) -> FitResult:
+    profile = Profile.model_validate({"id": ident, **data})
+    return fit_profile(
+        registry, profile, FitOptions(max_model_len=context), lock=read_lock_or_none(registry)
+    )
+
+
+def largest_context(registry: Registry, data: dict[str, Any], ident: str) -> tuple[int, FitResult]:
+    """The largest context (a multiple of 1024, at most the model's) that fit says fits."""
+    model = registry.models[data["model"]]
+    top = model.architecture.max_position_embeddings
+
+    def fits(n: int) -> FitResult | None:
+        result = _fit(registry, data, ident, n)
+        return result if result.fits and result.within_policy else None
+
+    best = fits(top)
+    if best is not None:
+        return top, best
+    lo, hi = 0, top // CONTEXT_STEP  # lo fits (0: nothing yet), hi does not
+    found: FitResult | None = None
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        result = fits(mid * CONTEXT_STEP)
+        if result is not None:
+            lo, found = mid, result
+        else:
+            hi = mid
+    if found is None or lo * CONTEXT_STEP < SMALLEST_CONTEXT:
+        smallest = _fit(registry, data, ident, min(SMALLEST_CONTEXT, top))
+        raise ProfilegenError(
+            f"{data['model']} ({data['weights']}) does not fit rig {data['rig']} with "
+            f"{data['engine']} even at {min(SMALLEST_CONTEXT, top):,} tokens: "
+            f"{smallest.free_bytes / 2**30:+.2f} GiB on the tightest GPU "
+            f"(see `profilegen fit` once the profile exists, or try a larger rig)"
+        )
+    return lo * CONTEXT_STEP, found
+
+
+@dataclass(frozen=True)
+class FirstOptions:
+    model: str
+    rig: str
+    engine: str | None = None
+    weights: str | None = None
+
+
+Assign = Callable[[dict[str, Any], list[str], Any], None]
+
+
+def propose(
+    registry: Registry,
+    ident: str,
+    opts: FirstOptions,
+    sets: list[tuple[list[str], Any]],
+    assign: Assign,
+) -> Proposal:
+    """The profile's data; `sets` (dotted keys) are applied first and never second-guessed."""
+    model: Model = _pick(registry.models, opts.model, "model")
+    _pick(registry.rigs, opts.rig, "rig")
+    engine = _pick(registry.engines, opts.engine, "engine") if opts.engine else None
+    variant = _weights(model, opts.weights, engine)
+    if engine is None:
+        kind = "llama.cpp" if model.artifacts[variant].format == "gguf" else "vllm"
+        engine = default_engine(registry, kind)
+    data = _base(registry, model, variant, engine, opts.rig)
+    given = {".".join(parts) for parts, _value in sets}
+    for parts, value in sets:
+        assign(data, parts, value)
+    reasons = (
+        [] if opts.engine else [f"engine {engine.id}: the {engine.kind} engine most profiles run"]
+    )
+    if "envelope.tp" not in given:
+        reasons.append(f"tp {data['envelope']['tp']}: every card of {opts.rig} the heads allow")
+    if "envelope.kv_cache_dtype" not in given:
+        kv, why = _kv_choice(registry, engine, registry.rigs[opts.rig].gpu)
+        if kv is not None:
+            data["envelope"]["kv_cache_dtype"] = kv
+        reasons.append(f"kv_cache_dtype {kv or 'unset'}: {why}")
+    if "envelope.max_model_len" in given:
+        return Proposal(data, reasons, None)
+    if engine.kind not in ("vllm", "llama.cpp"):
+        reasons.append(
+            f"max_model_len {data['envelope']['max_model_len']:,}: fit does not model {engine.kind}"
+        )
+        return Proposal(data, reasons, None)
+    try:
+        context, result = largest_context(registry, data, ident)
+    except FitError as exc:
+        raise ProfilegenError(f"fit cannot size {model.id}: {exc}") from exc
+    data["envelope"]["max_model_len"] = context
+    reasons.append(
+        f"max_model_len {context:,}: the largest context that fits {opts.rig} "
+        f"(KV pool {result.kv_pool_tokens:,} tokens, {result.free_bytes / 2**30:.2f} GiB left on the tightest GPU)"
+    )
+    return Proposal(data, reasons, result)

@@ -1,0 +1,239 @@
+"""A model draft as a registry file and lock entries, proven by every check before it is written."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import click
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+from ..check.driver import GENERATED_RULES, run_rules
+from ..check.rules import CheckContext
+from ..errors import Finding, Location, RegistryError, Severity, UsageError
+from ..hub.artifacts import SIZE_TOLERANCE, ArtifactUse
+from ..hub.checkpoint import open_local, open_remote
+from ..hub.deadline import Deadline
+from ..hub.lock import LOCK_NAME, Lock, declared_entry, read_lock, resolved_entry
+from ..hub.types import ArtifactRequest, ArtifactResult, RemoteFile
+from ..model.model import Architecture, Artifact, Model, Sampling
+from ..registry import load_registry, open_registry
+from ..write import write_atomic
+from .model_add import AddOptions, ArtifactDraft, ModelDraft, check_repo, derive
+
+MODELINE = "yaml-language-server: $schema=../../schema/model.schema.json"
+UNITS = (("GB", 10**9), ("MB", 10**6), ("KB", 10**3))
+
+
+def _flow(value: Any) -> Any:
+    if isinstance(value, dict):
+        out = CommentedMap(value.items())
+        out.fa.set_flow_style()
+        return out
+    if isinstance(value, list):
+        seq = CommentedSeq(value)
+        seq.fa.set_flow_style()
+        return seq
+    return value
+
+
+def size_of(total: int) -> dict[str, Any]:
+    """Bytes as a decimal size with two decimals: well inside the lock's 5% tolerance."""
+    for unit, scale in UNITS:
+        if total >= scale:
+            return {"value": round(total / scale, 2), "unit": unit}
+    return {"value": total, "unit": "B"}
+
+
+def _ordered(tree: dict[str, Any], fields: list[str]) -> CommentedMap:
+    out = CommentedMap()
+    for name in fields:
+        if name in tree:
+            out[name] = _flow(tree[name])
+    return out
+
+
+def _artifact(draft: ModelDraft, a: ArtifactDraft) -> CommentedMap:
+    values = a.facts.tree(f"artifacts.{a.variant}")
+    c = draft.checkpoint
+    data: dict[str, Any] = {"repo": c.repo, "revision": c.commit}
+    if a.files:
+        data["files"] = [f.path for f in a.files]
+    if a.size:
+        data["size"] = size_of(a.size)
+    data.update(values)
+    data["kind"] = a.kind if a.kind != "main" else None
+    leaf = f"{draft.model_id}-gguf/{a.variant}" if a.files else c.repo.split("/")[1].lower()
+    data["local_dir"] = leaf
+    data["gated"] = True if c.gated else None
+    return _ordered({k: v for k, v in data.items() if v is not None}, list(Artifact.model_fields))
+
+
+def _fact_order(path: str) -> tuple[int, int, str]:
+    """Facts in the order the file states them: model fields, then architecture fields."""
+    top, _, rest = path.partition(".")
+    fields = list(Model.model_fields)
+    inner = list(Architecture.model_fields)
+    first = rest.split(".")[0]
+    return (
+        fields.index(top) if top in fields else len(fields),
+        inner.index(first) if top == "architecture" and first in inner else 0,
+        path,
+    )
+
+
+def document(draft: ModelDraft) -> CommentedMap:
+    """The model file: the shape of the hand-written ones, plus where each fact came from."""
+    doc = CommentedMap()
+    doc["id"] = draft.model_id
+    doc["name"] = draft.name
+    doc["family"] = draft.family
+    doc["served_name"] = draft.model_id
+    doc["architecture"] = _ordered(
+        draft.facts.tree("architecture"), list(Architecture.model_fields)
+    )
+    if draft.trust_remote_code:
+        doc["trust_remote_code"] = draft.trust_remote_code
+    doc["artifacts"] = CommentedMap((a.variant, _artifact(draft, a)) for a in draft.artifacts)
+    sampling = draft.facts.tree("sampling")
+    if sampling:
+        doc["sampling"] = _flow(_ordered(sampling, list(Sampling.model_fields)))
+    facts, sources = dict(draft.facts.provenance), dict(draft.facts.sources)
+    for a in draft.artifacts:
+        facts.update(a.facts.provenance)
+        sources.update(a.facts.sources)
+    provenance = CommentedMap()
+    provenance["sources"] = CommentedMap((k, _flow(s.entry())) for k, s in sources.items())
+    ordered = sorted(facts, key=_fact_order)
+    provenance["facts"] = CommentedMap((k, _flow(facts[k])) for k in ordered)
+    doc["provenance"] = provenance
+    files = ", ".join(s.file for s in sources.values())
+    doc.yaml_set_start_comment(
+        f"{MODELINE}\n"
+        f"Added by `profilegen model add {draft.checkpoint.repo}` from {files} at "
+        f"{draft.checkpoint.commit}.\n"
+        "Facts read from the checkpoint name their source under provenance; a fact you "
+        'change by hand is marked "stated" there.'
+    )
+    return doc
+
+
+def dump(doc: CommentedMap) -> str:
+    yaml = YAML(typ="rt")
+    yaml.width = 4096
+    out = io.StringIO()
+    yaml.dump(doc, out)
+    return out.getvalue()
+
+
+def lock_entries(draft: ModelDraft, model: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Resolved entries when the files came from the Hub's listing, else declared ones."""
+    out = {}
+    c = draft.checkpoint
+    for a in draft.artifacts:
+        key = f"{draft.model_id}/{a.variant}"
+        artifact = Artifact.model_validate(model["artifacts"][a.variant])
+        use = ArtifactUse(key, artifact, Location(""), ())
+        if not c.from_hub:
+            out[key] = declared_entry(use)
+            continue
+        listed = a.files or list(c.files.values())
+        files = tuple(RemoteFile(f.path, f.size, f.sha256) for f in listed)
+        sizes = [f.size for f in files]
+        total = None if None in sizes else sum(s for s in sizes if s is not None)
+        request = ArtifactRequest(
+            key, c.repo, c.commit, tuple(artifact.files), None, SIZE_TOLERANCE
+        )
+        out[key] = resolved_entry(use, ArtifactResult(request, c.commit, files, total, c.gated, ()))
+    return out
+
+
+def prove(root: Path, rel: str, text: str, lock: Lock) -> list[Finding]:
+    """Loads the registry with the new file and lock in a scratch copy and runs every rule
+    about the registry; an error in the new file refuses it. Returns its warnings."""
+    with tempfile.TemporaryDirectory(prefix="profilegen-model-") as scratch:
+        copy = Path(scratch)
+        shutil.copytree(root / "registry", copy / "registry")
+        (copy / rel).write_text(text, encoding="utf-8")
+        (copy / LOCK_NAME).write_bytes(lock.to_bytes())
+        registry, sink = load_registry(copy)
+        if sink.errors:
+            raise RegistryError(sink.findings)
+        findings = run_rules(CheckContext(registry, focus=frozenset()), skip=GENERATED_RULES)
+    mine = [f for f in findings if f.location.file == rel]
+    if any(f.severity is Severity.ERROR for f in mine):
+        raise RegistryError(sorted(mine, key=Finding.sort_key))
+    return mine
+
+
+def _checkpoint(opts: AddOptions) -> Any:
+    if opts.from_dir is not None:
+        return open_local(opts.from_dir, opts.repo, opts.revision)
+    return open_remote(opts.repo, opts.revision, Deadline.start(opts.timeout))
+
+
+def run_model_add(root: Path, opts: AddOptions) -> int:
+    check_repo(opts.repo)
+    registry = open_registry(root)
+    checkpoint = _checkpoint(opts)
+    draft = derive(checkpoint, opts)
+    rel = f"registry/models/{draft.model_id}.yaml"
+    if draft.model_id in registry.models or (root / rel).exists():
+        raise UsageError(
+            f"model {draft.model_id!r} already exists ({rel}); pass --id to add it as another model"
+        )
+    doc = document(draft)
+    text = dump(doc)
+    if opts.dry_run:
+        _report_read(draft)
+        click.echo(text, nl=False)
+        return 0
+    lock = read_lock(root) or Lock()
+    entries = lock_entries(draft, YAML(typ="safe", pure=True).load(text))
+    lock.artifacts.update(entries)
+    warnings = prove(root, rel, text, lock)
+    write_atomic(root / LOCK_NAME, lock.to_bytes())
+    write_atomic(root / rel, text.encode())
+    _report(draft, rel, doc, entries, warnings)
+    return 0
+
+
+def _report_read(draft: ModelDraft) -> None:
+    c = draft.checkpoint
+    read = getattr(c, "bytes_read", None)
+    transferred = f" ({read:,} bytes transferred)" if read is not None else ""
+    click.echo(f"read {c.where}: {', '.join(draft.read)}{transferred}", err=True)
+    for note in draft.facts.notes:
+        click.echo(f"note: {note}", err=True)
+
+
+def _report(
+    draft: ModelDraft,
+    rel: str,
+    doc: CommentedMap,
+    entries: dict[str, dict[str, Any]],
+    warnings: list[Finding],
+) -> None:
+    _report_read(draft)
+    for finding in warnings:
+        click.echo(finding.render(), err=True)
+    facts = len(doc["provenance"]["facts"])
+    click.echo(f"wrote {rel} ({facts} facts with their source)")
+    for key, entry in entries.items():
+        how = (
+            f"resolved: {len(entry['files'])} file{'s' * (len(entry['files']) != 1)} with sha256"
+            if entry["resolved"]
+            else "declared facts only: a maintainer runs `profilegen lock` online"
+        )
+        click.echo(f"locked {key} in {LOCK_NAME} ({how})")
+    rigs = "RIG"
+    click.echo(
+        "next:\n"
+        f"  profilegen new {draft.model_id}-mine --model {draft.model_id} --rig {rigs}"
+        "   # a first profile, sized by fit\n"
+        f"  profilegen show {draft.model_id}   # the facts and where each came from"
+    )

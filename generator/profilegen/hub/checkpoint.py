@@ -1,0 +1,245 @@
+"""A checkpoint's metadata, read at a pinned commit: from the Hub, or from a local folder.
+
+`model add` needs a few small files (config.json, generation_config.json) and the header of
+a GGUF file, never the weights: small files are read whole up to a cap, GGUF headers by
+ranged reads. Every request draws on one deadline.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from huggingface_hub import get_session, hf_hub_url, hf_raise_for_status
+from huggingface_hub.utils import _headers
+
+from ..errors import NetworkError, ProfilegenError, UsageError
+from .client import _GaveUp, _Hub, _require_online
+from .deadline import Deadline
+from .problems import _problem_for, _remote_file
+from .types import NETWORK_CODES, ArtifactRequest, HubError, HubSettings
+
+# config.json of the largest models is a few hundred kB; anything past this is not a config.
+JSON_LIMIT = 4 * 2**20
+COMMIT = re.compile(r"^[0-9a-f]{40}$")
+
+
+class CheckpointError(ProfilegenError):
+    """A checkpoint file is missing, too large or not what its name says."""
+
+
+@dataclass(frozen=True)
+class CheckpointFile:
+    path: str
+    size: int | None
+    sha256: str | None  # LFS files only (the Hub knows no sha256 of plain git files)
+
+
+class Checkpoint(Protocol):
+    """What `model add` reads facts from."""
+
+    repo: str
+    commit: str
+    files: dict[str, CheckpointFile]
+    gated: bool
+    # Where the files were read from, for messages: `repo@commit` or a folder.
+    where: str
+    # True when files and sizes are the Hub's own listing (a lock entry can be resolved).
+    from_hub: bool
+
+    def read(self, path: str, limit: int = JSON_LIMIT) -> bytes | None: ...
+
+    def read_range(self, path: str, start: int, end: int) -> bytes: ...
+
+
+def read_json(checkpoint: Checkpoint, path: str) -> dict[str, Any] | None:
+    """A JSON object file of the checkpoint; None when the checkpoint has no such file."""
+    raw = checkpoint.read(path)
+    if raw is None:
+        return None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CheckpointError(f"{checkpoint.where}: {path} is not valid JSON ({exc})") from exc
+    if not isinstance(data, dict):
+        raise CheckpointError(f"{checkpoint.where}: {path} is not a JSON object")
+    return data
+
+
+# -- the Hub -------------------------------------------------------------------------------------
+
+
+@dataclass
+class RemoteCheckpoint:
+    repo: str
+    commit: str
+    files: dict[str, CheckpointFile]
+    gated: bool
+    hub: _Hub
+    from_hub: bool = True
+    bytes_read: int = 0  # what the ranged and whole reads transferred, for the report
+
+    @property
+    def where(self) -> str:
+        return f"{self.repo}@{self.commit[:12]}"
+
+    def _get(self, path: str, headers: dict[str, str], limit: int) -> bytes:
+        url = hf_hub_url(self.repo, path, revision=self.commit, endpoint=self.hub.endpoint)
+        sent = _headers.build_hf_headers(token=self.hub.token, headers=headers)
+
+        def once(timeout: float) -> bytes:
+            with get_session().stream(
+                "GET", url, headers=sent, timeout=timeout, follow_redirects=True
+            ) as response:
+                hf_raise_for_status(response)
+                body = bytearray()
+                for chunk in response.iter_bytes():
+                    body += chunk
+                    if len(body) > limit:
+                        raise CheckpointError(
+                            f"{self.where}: {path} is larger than {limit:,} bytes; "
+                            "it is not a checkpoint metadata file"
+                        )
+                return bytes(body)
+
+        data: bytes = _call(self.hub, self.repo, self.commit, once)
+        self.bytes_read += len(data)
+        return data
+
+    def read(self, path: str, limit: int = JSON_LIMIT) -> bytes | None:
+        if path not in self.files:
+            return None
+        return self._get(path, {}, limit)
+
+    def read_range(self, path: str, start: int, end: int) -> bytes:
+        """Bytes start..end-1 (fewer at the end of the file); a server that ignores the range
+        and sends the whole file is cut off at the cap instead of being read to the end."""
+        data = self._get(path, {"Range": f"bytes={start}-{end - 1}"}, end - start)
+        return data[: end - start]
+
+
+def _call(hub: _Hub, repo: str, revision: str | None, fn: Callable[[float], Any]) -> Any:
+    try:
+        return hub.call(fn)
+    except _GaveUp as failure:
+        if isinstance(failure.cause, ProfilegenError):
+            raise failure.cause from None
+        problem = _problem_for(
+            ArtifactRequest(repo, repo, revision, (), None), failure.cause, failure.attempts
+        )
+        if problem.code in NETWORK_CODES:
+            raise NetworkError(problem.message) from failure.cause
+        raise UsageError(problem.message) from failure.cause
+    except HubError as exc:
+        raise NetworkError(str(exc)) from exc
+
+
+def open_remote(
+    repo: str, revision: str | None, deadline: Deadline, settings: HubSettings | None = None
+) -> RemoteCheckpoint:
+    """The repo's listing at `revision` (default: main), resolved to its commit."""
+    try:
+        _require_online("read a checkpoint")
+    except HubError as exc:
+        raise UsageError(f"{exc} (use --from-dir with a local copy of the checkpoint)") from exc
+    hub = _Hub.create(settings or HubSettings(), deadline)
+    info = _call(
+        hub,
+        repo,
+        revision,
+        lambda timeout: hub.api.model_info(
+            repo, revision=revision, files_metadata=True, timeout=timeout
+        ),
+    )
+    if not isinstance(info.sha, str) or not COMMIT.match(info.sha):
+        raise NetworkError(f"{repo}: the Hub answered without a commit sha")
+    files = {}
+    for sibling in info.siblings or ():
+        remote = _remote_file(sibling)
+        files[remote.path] = CheckpointFile(remote.path, remote.size, remote.sha256)
+    return RemoteCheckpoint(repo, info.sha, files, bool(info.gated), hub)
+
+
+# -- a local folder ------------------------------------------------------------------------------
+
+
+@dataclass
+class LocalCheckpoint:
+    """A checkpoint folder: a Hub cache snapshot (`…/snapshots/<commit>/`) or a download made
+    with `--local-dir` (its `.cache/huggingface/download/*.metadata` name the commit)."""
+
+    folder: Path
+    repo: str
+    commit: str
+    files: dict[str, CheckpointFile] = field(default_factory=dict)
+    gated: bool = False
+    from_hub: bool = False
+
+    @property
+    def where(self) -> str:
+        return str(self.folder)
+
+    def read(self, path: str, limit: int = JSON_LIMIT) -> bytes | None:
+        target = self.folder / path
+        if path not in self.files or not target.is_file():
+            return None
+        if target.stat().st_size > limit:
+            raise CheckpointError(
+                f"{target}: larger than {limit:,} bytes; it is not a checkpoint metadata file"
+            )
+        return target.read_bytes()
+
+    def read_range(self, path: str, start: int, end: int) -> bytes:
+        with (self.folder / path).open("rb") as handle:
+            handle.seek(start)
+            return handle.read(end - start)
+
+
+def _local_files(folder: Path) -> dict[str, CheckpointFile]:
+    out = {}
+    for path in sorted(folder.rglob("*")):
+        rel = path.relative_to(folder)
+        if any(part.startswith(".") for part in rel.parts) or not path.is_file():
+            continue
+        out[rel.as_posix()] = CheckpointFile(rel.as_posix(), path.stat().st_size, None)
+    return out
+
+
+def _recorded_commit(folder: Path) -> str | None:
+    """The commit a folder was downloaded at, where the Hub client left a note of it."""
+    resolved = folder.resolve()
+    if resolved.parent.name == "snapshots" and COMMIT.match(resolved.name):
+        return resolved.name
+    commits = set()
+    for meta in (folder / ".cache" / "huggingface" / "download").rglob("*.metadata"):
+        try:
+            first = meta.read_text(encoding="utf-8").splitlines()[:1]
+        except (OSError, UnicodeDecodeError):
+            continue
+        if first and COMMIT.match(first[0].strip()):
+            commits.add(first[0].strip())
+    return commits.pop() if len(commits) == 1 else None
+
+
+def open_local(folder: Path, repo: str, revision: str | None) -> LocalCheckpoint:
+    if not folder.is_dir():
+        raise UsageError(f"--from-dir {folder}: no such folder")
+    recorded = _recorded_commit(folder)
+    if revision is not None and not COMMIT.match(revision):
+        raise UsageError(
+            f"--revision {revision!r}: a local checkpoint is pinned by its 40-hex commit, "
+            "not a branch or tag"
+        )
+    if revision is not None and recorded is not None and revision != recorded:
+        raise UsageError(f"--revision {revision} but {folder} was downloaded at {recorded}")
+    commit = revision or recorded
+    if commit is None:
+        raise UsageError(
+            f"{folder}: cannot tell which commit these files are; pass --revision with the "
+            "40-hex commit they were downloaded at (the Hub page's 'Files' tab shows it)"
+        )
+    return LocalCheckpoint(folder, repo, commit, _local_files(folder))
