@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..errors import Finding, Severity
+from ..errors import Finding
 from ..registry import Registry
-from .driver import GENERATED_RULES, run_rules
+from .driver import GENERATED_RULES, run_rules, stops_render
 from .rules import CheckContext
 
 
@@ -30,4 +30,5 @@ def profile_findings(
 
 
 def blocking(findings: Iterable[Finding]) -> list[Finding]:
-    return sorted((f for f in findings if f.severity is Severity.ERROR), key=Finding.sort_key)
+    """The errors that stop a render (wording errors such as TODO placeholders do not)."""
+    return sorted((f for f in findings if stops_render(f)), key=Finding.sort_key)
