@@ -7,8 +7,8 @@ from pathlib import Path
 import click
 
 from ..docs.catalog import remove_orphan_pages
-from ..errors import EXIT_OK, UsageError
-from ..generated.tree import COMPOSE_DIR, plan_all, remove_orphans
+from ..errors import EXIT_OK, RegistryError, UsageError
+from ..generated.tree import COMPOSE_DIR, GATEWAYS_DIR, plan_all, plan_gateways, remove_orphans
 from ..hub.deadline import Deadline
 from ..hub.patchfiles import collect_patch_files
 from ..registry import Registry, find_profile
@@ -26,7 +26,9 @@ from .common import Context, pass_context, timeout_option
     type=click.Path(file_okay=False, path_type=Path),
     help="Write a relocatable bundle (compose, manifest, .env.example, patches/) here.",
 )
-@click.option("--all", "all_", is_flag=True, help="Rewrite the checked-in compose/ tree.")
+@click.option(
+    "--all", "all_", is_flag=True, help="Rewrite the checked-in compose/, gateways/ and docs/."
+)
 @timeout_option
 @pass_context
 def command(
@@ -57,15 +59,19 @@ def command(
 
 
 def render_all(registry: Registry) -> int:
+    gateway_errors = plan_gateways(registry)[1]
+    if gateway_errors:
+        raise RegistryError(gateway_errors)  # before any write
     plan = plan_all(registry)
     changed = write_files({registry.root / rel: content for rel, content in plan.items()})
     profiles = {rel.split("/")[1] for rel in plan if rel.startswith(f"{COMPOSE_DIR}/")}
     removed = remove_orphans(registry.root, profiles)
+    removed += remove_orphans(registry.root, set(registry.gateways), GATEWAYS_DIR)
     removed += remove_orphan_pages(registry.root, list(plan))
     for path in changed:
         click.echo(f"wrote {path.relative_to(registry.root).as_posix()}")
     for path in removed:
         click.echo(f"removed {path.relative_to(registry.root).as_posix()}")
     if not changed and not removed:
-        click.echo(f"{COMPOSE_DIR}/ and docs/ are up to date ({len(plan)} files)")
+        click.echo(f"{COMPOSE_DIR}/, {GATEWAYS_DIR}/ and docs/ are up to date ({len(plan)} files)")
     return EXIT_OK
