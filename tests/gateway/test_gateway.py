@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ from ruamel.yaml import YAML
 from tests.support.cli import Run, invoke_in
 from tests.support.composego import compose_config
 from tests.support.openai_stub import StubEngine
-from tests.support.repo import REPO
+from tests.support.repo import REPO, copy_repo
 
 ESTATE = "qwen38-dual-estate"
 GATEWAY_FILE = f"registry/gateways/{ESTATE}.yaml"
@@ -35,8 +34,16 @@ def _line(path: Path, text: str) -> int:
 
 @pytest.fixture
 def scratch(tmp_path: Path) -> Path:
-    shutil.copytree(REPO / "registry", tmp_path / "root" / "registry")
-    return tmp_path / "root"
+    """A copy of the repository's data, generated files included: it checks clean."""
+    return copy_repo(tmp_path / "root")
+
+
+def _edit(root: Path, rel: str, old: str, new: str) -> Path:
+    path = root / rel
+    text = path.read_text()
+    assert text.count(old) == 1, (rel, old)
+    path.write_text(text.replace(old, new))
+    return path
 
 
 def test_the_registry_gateway_routes_every_name_its_engines_serve(tmp_path: Path) -> None:
@@ -98,10 +105,8 @@ def test_compose_reads_the_proxy_and_open_webui_with_matching_connection_lists(
 def test_a_wrong_alias_is_caught_by_check_before_any_request(scratch: Path) -> None:
     """The incumbent's route forwarded a name its engine did not serve: here the gateway names
     one its member neither serves nor aliases, and nothing is generated or sent."""
-    path = scratch / GATEWAY_FILE
-    text = path.read_text()
     wrong = "  - profile: gemma-31b-dual\n    routes: [gemma-4-31b, gemma-4-31b-awq]\n"
-    path.write_text(text.replace("  - profile: gemma-31b-dual\n", wrong))
+    path = _edit(scratch, GATEWAY_FILE, "  - profile: gemma-31b-dual\n", wrong)
     line = _line(path, "gemma-4-31b-awq")
     with StubEngine("gemma-31b-dual", ["gemma-4-31b", "gemma-4-31b-qat-awq-int4"]) as stub:
         checked = invoke_in(scratch, "check", "--quiet")
@@ -194,3 +199,36 @@ def test_registry_strings_reach_compose_and_config_quoted(scratch: Path, tmp_pat
     config = compose_config(out / "compose.yaml", env={"HOME": "/nowhere"})
     assert config["services"]["litellm"]["labels"]["io.profilegen.title"] == title
     assert _yaml(out / "config.yaml")["model_list"][0]["model_name"] == "qwen3.8-27b"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "finding"),
+    [
+        (
+            "  port: 3000\n",
+            "  port: 4000\n",
+            "error: [gateway-ports] Open WebUI's port 4000 is the gateway's own port "
+            "(give it another port)",
+        ),
+        (
+            "profile: gemma-31b-dual\n",
+            "profile: gemma-31b-duel\n",
+            "error: [reference] profile 'gemma-31b-duel' is not defined "
+            "(did you mean 'gemma-31b-dual'?)",
+        ),
+        (
+            "profile: deckard40b-dual-mtp\n",
+            "profile: qwen3.8-27b-fp8-vllm-v0.27.1-base\n",
+            "error: [reference] profile 'qwen3.8-27b-fp8-vllm-v0.27.1-base' is abstract: "
+            "it never serves (name a profile that extends it)",
+        ),
+    ],
+)
+def test_a_broken_registry_gateway_is_refused_at_its_line(
+    scratch: Path, old: str, new: str, finding: str
+) -> None:
+    line = _line(_edit(scratch, GATEWAY_FILE, old, new), new.rstrip("\n"))
+    result = invoke_in(scratch, "gateway", ESTATE, "-o", str(scratch / "out"))
+    assert result.code == 1
+    assert f"{GATEWAY_FILE}:{line}: {finding}" in result.err.splitlines()
+    assert not (scratch / "out").exists()
