@@ -232,3 +232,13 @@ def test_a_broken_registry_gateway_is_refused_at_its_line(
     assert result.code == 1
     assert f"{GATEWAY_FILE}:{line}: {finding}" in result.err.splitlines()
     assert not (scratch / "out").exists()
+
+
+def test_render_all_refuses_a_broken_gateway_before_writing(scratch: Path) -> None:
+    _edit(scratch, "registry/profiles/deckard40b-dual-mtp.yaml", "\nport: 8199\n", "\nport: 8091\n")
+    before = (scratch / "gateways" / ESTATE / "config.yaml").read_bytes()
+    result = invoke_in(scratch, "render", "--all")
+    assert result.code == 1
+    assert "[gateway-ports] port 8091 of deckard40b-dual-mtp" in result.err
+    assert (scratch / "gateways" / ESTATE / "config.yaml").read_bytes() == before
+    assert (scratch / "compose" / "deckard40b-dual-mtp" / "compose.yaml").read_text().count("8199")
