@@ -23,6 +23,7 @@ COMMANDS = {
     "explain": "explain",
     "fetch": "fetch",
     "fit": "fit",
+    "gateway": "gateway",
     "import": "import_",
     "list": "list",
     "lock": "lock",

@@ -24,6 +24,9 @@ LOCK = "profilegen.lock.json"
 VENDORED = "registry/patches/vllm-tiny-vendored.yaml"
 CLONE_MODEL = "registry/models/qwen3.8-27b-clone.yaml"
 CLONE_PROFILE = "registry/profiles/qwen38-27b-clone-dual-max.yaml"
+GATEWAY = "registry/gateways/qwen38-dual-estate.yaml"
+GATEWAY_OUT = "gateways/qwen38-dual-estate"
+DECKARD = "registry/profiles/deckard40b-dual-mtp.yaml"
 
 
 @dataclass(frozen=True)
@@ -149,7 +152,65 @@ def _vendored_patch(file_body: bytes | None) -> Apply:
     return chain(*steps)
 
 
+# A route to a name the engine does not serve: tests/gateway/test_gateway.py (check's finding).
+GATEWAY_MUTATIONS: tuple[Mutation, ...] = (
+    Mutation(
+        name="gateway-alias-claimed-twice",
+        rule="gateway-routes",
+        file=GATEWAY,
+        line="- profile: deckard40b-dual-mtp",
+        apply=replace(
+            DECKARD,
+            "  served_names: [deckard-40b]\n",
+            "  served_names: [deckard-40b]\n  gateway_aliases: [gemma-4-31b-autoround]\n",
+        ),
+        message="gateway alias 'gemma-4-31b-autoround' of deckard40b-dual-mtp is also claimed "
+        "by gemma-31b-dual (registry/profiles/gemma-31b-dual.yaml:31)",
+    ),
+    Mutation(
+        name="gateway-member-port-clash",
+        rule="gateway-ports",
+        file=GATEWAY,
+        line="- profile: deckard40b-dual-mtp",
+        apply=replace(DECKARD, "\nport: 8199\n", "\nport: 8091\n"),
+        message="port 8091 of deckard40b-dual-mtp on host.docker.internal is also the port of "
+        "qwen38-27b-dual-max (registry/profiles/qwen38-27b-dual-max.yaml:14)",
+    ),
+    Mutation(
+        name="served-name-an-engine-drops",
+        rule="served-names",
+        file=DECKARD,
+        line="served_names: [deckard-40b, deckard]",
+        apply=replace(
+            DECKARD, "served_names: [deckard-40b]", "served_names: [deckard-40b, deckard]"
+        ),
+        message="llama.cpp takes one served name (--alias deckard-40b): deckard would never be "
+        "served",
+    ),
+    Mutation(
+        name="gateway-config-edited",
+        rule="disk-stale",
+        file=f"{GATEWAY_OUT}/config.yaml",
+        line='"openai/gemma-4-31b-autoround"',
+        apply=replace(
+            f"{GATEWAY_OUT}/config.yaml",
+            '- model_name: gemma-4-31b-autoround\n    litellm_params:\n      model: "openai/gemma-4-31b"\n',
+            '- model_name: gemma-4-31b-autoround\n    litellm_params:\n      model: "openai/gemma-4-31b-autoround"\n',
+        ),
+        message="differs from a fresh render of registry/gateways/qwen38-dual-estate.yaml",
+    ),
+    Mutation(
+        name="orphan-gateway-folder",
+        rule="disk-orphan",
+        file="gateways/old-estate",
+        line=None,
+        apply=write("gateways/old-estate/config.yaml", "model_list: []\n"),
+        message="gateways/old-estate/ has no gateway registry/gateways/old-estate.yaml",
+    ),
+)
+
 MUTATIONS: tuple[Mutation, ...] = (
+    *GATEWAY_MUTATIONS,
     # Generated files: missing, stale, orphaned.
     Mutation(
         name="compose-deleted",

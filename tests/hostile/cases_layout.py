@@ -129,7 +129,7 @@ def layout_cases() -> list[Case]:
             findings=(
                 "registry/README.md: warning: [layout] README.md is a file: it is not read "
                 "(registry files live in registry/<kind>/: gpus, rigs, engines, models, "
-                "drafters, patches, profiles)",
+                "drafters, patches, profiles, gateways)",
             ),
         ),
         Case(

@@ -29,7 +29,15 @@ from .report import format_findings, summary
 if TYPE_CHECKING:
     from .rules import CheckContext
 
-CHECK_INPUTS = ("registry", "schema", "templates", "compose", "docs", "profilegen.lock.json")
+CHECK_INPUTS = (
+    "registry",
+    "schema",
+    "templates",
+    "compose",
+    "gateways",
+    "docs",
+    "profilegen.lock.json",
+)
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,9 @@ PLAN_INPUTS = (*RENDER_INPUTS, "profilegen.lock.json")
     type=click.Path(file_okay=False, path_type=Path),
     help="Write a relocatable bundle (compose, manifest, .env.example, patches/) here.",
 )
-@click.option("--all", "all_", is_flag=True, help="Rewrite the checked-in compose/ tree.")
+@click.option(
+    "--all", "all_", is_flag=True, help="Rewrite the checked-in compose/, gateways/ and docs/."
+)
 @timeout_option
 @pass_context
 def command(
@@ -101,21 +103,23 @@ def _bundle(registry: Registry, name: str, output: Path, timeout: float | None) 
 
 def render_all(obj: Context) -> int:
     from ..docs.catalog import remove_orphan_pages
-    from ..generated.tree import COMPOSE_DIR, remove_orphans
+    from ..generated.tree import COMPOSE_DIR, GATEWAYS_DIR, remove_orphans
     from ..write import write_files
 
     root = obj.root
     plan = _plan(obj)
     changed = write_files({root / rel: content for rel, content in plan.items()})
     profiles = {rel.split("/")[1] for rel in plan if rel.startswith(f"{COMPOSE_DIR}/")}
+    gateways = {rel.split("/")[1] for rel in plan if rel.startswith(f"{GATEWAYS_DIR}/")}
     removed = remove_orphans(root, profiles)
+    removed += remove_orphans(root, gateways, GATEWAYS_DIR)
     removed += remove_orphan_pages(root, list(plan))
     for path in changed:
         click.echo(f"wrote {path.relative_to(root).as_posix()}")
     for path in removed:
         click.echo(f"removed {path.relative_to(root).as_posix()}")
     if not changed and not removed:
-        click.echo(f"{COMPOSE_DIR}/ and docs/ are up to date ({len(plan)} files)")
+        click.echo(f"{COMPOSE_DIR}/, {GATEWAYS_DIR}/ and docs/ are up to date ({len(plan)} files)")
     return EXIT_OK
 
 
@@ -127,10 +131,14 @@ def _plan(obj: Context) -> dict[str, bytes]:
     cached = store.get_object(key)
     if isinstance(cached, dict) and all(isinstance(v, bytes) for v in cached.values()):
         return cached
-    from ..generated.tree import plan_all
+    from ..errors import RegistryError
+    from ..generated.tree import plan_all, plan_gateways
 
     registry = obj.registry()
     _refuse_rejected(registry, sorted(registry.profiles))
+    gateway_errors = plan_gateways(registry)[1]
+    if gateway_errors:
+        raise RegistryError(gateway_errors)  # before any write
     plan = plan_all(registry)
     store.put_object(key, plan)
     return plan

@@ -1,6 +1,6 @@
 """The registry's typed data model, one module per entity (pydantic, strict, frozen).
 
-Owns: what a GPU, rig, engine, model, drafter, patch and profile are, field by field.
+Owns: what a GPU, rig, engine, model, drafter, patch, profile and gateway are, field by field.
 May import: `errors` (the model knows nothing of files, rendering or the Hub).
 """
 
@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from .drafter import Drafter
 from .engine import Engine
+from .gateway import Gateway
 from .gpu import Gpu
 from .model import Model
 from .patch import Patch
 from .profile import Profile
 from .rig import Rig
 
-__all__ = ["Drafter", "Engine", "Gpu", "Model", "Patch", "Profile", "Rig"]
+__all__ = ["Drafter", "Engine", "Gateway", "Gpu", "Model", "Patch", "Profile", "Rig"]

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ..errors import FindingSink, Location, Severity, suggest
-from ..model import Drafter, Engine, Gpu, Model, Patch, Profile, Rig
+from ..model import Drafter, Engine, Gateway, Gpu, Model, Patch, Profile, Rig
 from ..model.partial import partial
 from .files import check_entry, escapes
 from .load import Document, read_document
@@ -27,6 +27,8 @@ KINDS: dict[str, tuple[type[BaseModel], str]] = {
     "drafters": (Drafter, "drafter"),
     "patches": (Patch, "patch"),
     "profiles": (Profile, "profile"),
+    # Gateways route to profiles: they load last.
+    "gateways": (Gateway, "gateway"),
 }
 ProfileFile = partial(Profile, keep_required=frozenset({"id"}))
 

@@ -186,6 +186,23 @@ def check_references(registry: Registry, sink: FindingSink) -> None:
     for profile in registry.profiles.values():
         _profile_refs(registry, profile, sink)
     _unique_upstream_keys(registry, sink)
+    for gateway in registry.gateways.values():
+        _gateway_refs(registry, gateway.id, [m.profile for m in gateway.members], sink)
+
+
+def _gateway_refs(registry: Registry, ident: str, members: list[str], sink: FindingSink) -> None:
+    """A gateway routes to concrete profiles (an abstract base never serves)."""
+    for i, name in enumerate(members):
+        where = registry.where("gateways", ident, ("members", i, "profile"))
+        if name in registry.abstract_profiles:
+            sink.add(
+                where,
+                f"profile {name!r} is abstract: it never serves",
+                hint="name a profile that extends it",
+                rule="reference",
+            )
+        else:
+            _ref(sink, where, "profile", name, registry.profiles, _broken(registry, "profiles"))
 
 
 def _unique_upstream_keys(registry: Registry, sink: FindingSink) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Location
-from ..model import Drafter, Engine, Gpu, Model, Patch, Profile, Rig
+from ..model import Drafter, Engine, Gateway, Gpu, Model, Patch, Profile, Rig
 from .load import Document
 from .safeyaml import NodePath
 
@@ -53,6 +53,7 @@ class Registry:
     # Concrete (renderable) profiles, resolved; abstract bases are only named.
     profiles: dict[str, Profile] = field(default_factory=dict)
     abstract_profiles: set[str] = field(default_factory=set)
+    gateways: dict[str, Gateway] = field(default_factory=dict)
     sources: dict[tuple[str, str], Source] = field(default_factory=dict)
     # Entities whose file failed validation: their own findings say why, so
     # references to them are not reported again as "not defined".

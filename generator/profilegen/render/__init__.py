@@ -1,7 +1,8 @@
 """Rendering: one resolved profile in, the bytes of a deployable target out (pure).
 
 Owns: the shared pipeline (context, quoting, Jinja environments, tunables, patch manifest,
-verification of what was rendered), the targets (`targets/compose`), and relocatable bundles.
+verification of what was rendered), the targets (`targets/compose`, `targets/gateway`), a
+gateway's routes (`estate`), and relocatable bundles.
 May import: `errors`, `resources`, `write`, `cache`, `model`, `registry`, `hub` (patch files
 for bundles).
 """

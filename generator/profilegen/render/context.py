@@ -15,7 +15,15 @@ from ..model.common import EnvFrom
 from ..registry import Registry
 from .command import Arg, Var
 from .manifest import build_manifest
-from .quoting import Interp, Shell, shell_oneline, shell_value, shell_words, yaml_value
+from .quoting import (
+    Interp,
+    Shell,
+    plain_yaml_value,
+    shell_oneline,
+    shell_value,
+    shell_words,
+    yaml_value,
+)
 from .shelljson import Slot
 from .templating import make_environment
 from .tunables import EffectiveTunable, effective_tunables, interp
@@ -27,12 +35,18 @@ class RenderError(ProfilegenError):
     """A template produced output that does not say what the registry says."""
 
 
+# Engines that take one served name (SGLang --served-model-name, llama-server --alias).
+ONE_NAME_ENGINES = frozenset({"sglang", "llama.cpp"})
+
+
 def served_names(registry: Registry, profile: Profile) -> list[str]:
-    """What the engine answers to: the profile's names; without them vLLM and SGLang serve the
-    model's served name and llama-server the path of the weights file it loaded."""
-    if profile.serve.served_names:
-        return list(profile.serve.served_names)
+    """What the engine answers to, exactly as its command passes it: the profile's names (the
+    first only where the engine takes one); without them vLLM and SGLang serve the model's
+    served name and llama-server the path of the weights file it loaded."""
     engine = registry.engines[profile.engine]
+    names = list(profile.serve.served_names)
+    if names:
+        return names[:1] if engine.kind in ONE_NAME_ENGINES else names
     if engine.kind != "llama.cpp":
         return [registry.models[profile.model].served_name]
     weights = registry.models[profile.model].artifacts[profile.weights]
@@ -49,7 +63,13 @@ def container_name(registry: Registry, profile: Profile) -> str:
 def environments(dirs: tuple[Path, ...]) -> dict[str, SandboxedEnvironment]:
     """One sandboxed environment per output language; finalize quotes every value."""
     out = {}
-    for name, finalize in (("yaml", yaml_value), ("shell", shell_value), ("text", _text)):
+    languages = (
+        ("yaml", yaml_value),
+        ("config", plain_yaml_value),
+        ("shell", shell_value),
+        ("text", _text),
+    )
+    for name, finalize in languages:
         env = make_environment(dirs, finalize)
         env.filters.update(
             arg=Arg.shell,

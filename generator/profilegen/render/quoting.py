@@ -68,6 +68,15 @@ def yaml_value(value: object) -> str:
     return yaml_string(compose_escape(str(value)))
 
 
+def plain_yaml_value(value: object) -> str:
+    """Jinja finalize for YAML a program reads (not Compose): quoted, `$` kept as it is."""
+    if isinstance(value, RawYaml):
+        return value.text
+    if value is None or isinstance(value, bool | int | float):
+        return yaml_value(value)
+    return yaml_string(str(value))
+
+
 def yaml_block(text: str, indent: int) -> RawYaml:
     """A literal block scalar when it round-trips exactly, else a quoted string.
 

@@ -55,7 +55,19 @@ def verify_compose(profile_id: str, compose: bytes, service: dict[str, Any]) -> 
         )
 
 
-def intended_json(service: dict[str, Any]) -> Any:
+def verify_document(label: str, text: bytes, intended: dict[str, Any], compose: bool) -> None:
+    """Raises RenderError unless `text` parses back to exactly `intended` (a whole document;
+    `compose`: as Compose reads it, a literal `$` written `$$`)."""
+    try:
+        doc = YAML(typ="safe").load(text.decode())
+    except YAMLError as exc:
+        raise RenderError(f"{label} is not valid YAML: {exc}") from exc
+    problem = _first_difference(intended_json(intended, escape=compose), doc)
+    if problem:
+        raise RenderError(f"{label} differs from the registry: {problem}")
+
+
+def intended_json(service: dict[str, Any], escape: bool = True) -> Any:
     """The service as plain data, the way a YAML parser will read it back."""
 
     def plain(value: Any) -> Any:
@@ -66,7 +78,7 @@ def intended_json(service: dict[str, Any]) -> Any:
         if isinstance(value, list):
             return [plain(v) for v in value]
         if isinstance(value, str):
-            return compose_escape(value)
+            return compose_escape(value) if escape else value
         return value
 
     return json.loads(json.dumps(plain(service)))

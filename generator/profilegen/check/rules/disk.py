@@ -1,26 +1,39 @@
-"""Generated files: exactly one fresh compose/<id>/ per profile, nothing orphaned."""
+"""Generated files: exactly one fresh compose/<id>/ per profile and gateways/<id>/ per
+registry gateway, nothing orphaned."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from ...errors import Finding, Location
-from ...generated.tree import COMPOSE_DIR
+from ...generated.tree import COMPOSE_DIR, GATEWAY_NAMES, GATEWAYS_DIR, GENERATED_NAMES
 from .base import CheckContext, rule
 from .docs import first_difference
 
-GENERATED = ("compose.yaml", "patches.manifest.json", ".env.example")
+# Generated folder -> (the registry kind each subfolder belongs to, the files it holds).
+TREES = {
+    COMPOSE_DIR: ("profiles", GENERATED_NAMES),
+    GATEWAYS_DIR: ("gateways", GATEWAY_NAMES),
+}
 
 
-@rule("disk-missing", "every profile has its generated compose/<id>/ files")
+def _owner(rel: str) -> tuple[str, str] | None:
+    """(kind, id) of a generated file under compose/ or gateways/; None for docs/ pages."""
+    top, _, rest = rel.partition("/")
+    if top not in TREES or "/" not in rest:
+        return None
+    return TREES[top][0], rest.split("/")[0]
+
+
+@rule("disk-missing", "every profile and gateway has its generated files")
 def missing(ctx: CheckContext) -> Iterator[Finding]:
     for rel in sorted(ctx.plan):
         # docs/ pages belong to no one profile: the docs-stale rule reports them.
-        if rel.startswith(f"{COMPOSE_DIR}/") and not (ctx.root / rel).is_file():
-            profile_id = rel.split("/")[1]
+        owner = _owner(rel)
+        if owner is not None and not (ctx.root / rel).is_file():
             yield ctx.finding(
                 "disk-missing",
-                ctx.registry.where("profiles", profile_id),
+                ctx.registry.where(*owner),
                 f"generated file {rel} is missing",
                 hint="run `profilegen render --all` and commit the result",
             )
@@ -30,41 +43,48 @@ def missing(ctx: CheckContext) -> Iterator[Finding]:
 def stale(ctx: CheckContext) -> Iterator[Finding]:
     for rel, content in sorted(ctx.plan.items()):
         path = ctx.root / rel
-        if not (rel.startswith(f"{COMPOSE_DIR}/") and path.is_file()):
+        owner = _owner(rel)
+        if owner is None or not path.is_file():
             continue
         on_disk = path.read_bytes()
         if on_disk != content:
+            kind, ident = owner
             yield ctx.finding(
                 "disk-stale",
                 Location(rel, first_difference(on_disk, content)),
-                f"{rel} differs from a fresh render of registry/profiles/{rel.split('/')[1]}.yaml",
+                f"{rel} differs from a fresh render of registry/{kind}/{ident}.yaml",
                 hint="run `profilegen render --all`; never edit generated files by hand",
             )
 
 
-@rule("disk-orphan", "no compose/ folder or file without a profile")
+@rule("disk-orphan", "no compose/ or gateways/ folder or file without its registry entry")
 def orphans(ctx: CheckContext) -> Iterator[Finding]:
-    folder = ctx.root / COMPOSE_DIR
+    for top, (kind, names) in TREES.items():
+        yield from _orphans(ctx, top, kind, names)
+
+
+def _orphans(ctx: CheckContext, top: str, kind: str, names: frozenset[str]) -> Iterator[Finding]:
+    folder = ctx.root / top
     if not folder.is_dir():
         return
-    profiles = set(ctx.registry.profiles)
+    owners = set(ctx.registry.table(kind))
     for entry in sorted(folder.iterdir()):
-        rel = f"{COMPOSE_DIR}/{entry.name}"
-        if entry.is_dir() and entry.name not in profiles:
+        rel = f"{top}/{entry.name}"
+        if entry.is_dir() and entry.name not in owners:
             yield ctx.finding(
                 "disk-orphan",
                 Location(rel),
-                f"{rel}/ has no profile registry/profiles/{entry.name}.yaml",
+                f"{rel}/ has no {kind[:-1]} registry/{kind}/{entry.name}.yaml",
                 hint="delete it, or `profilegen render --all` removes it",
             )
         elif entry.is_dir():
             for extra in sorted(entry.iterdir()):
-                if extra.name not in GENERATED:
+                if extra.name not in names:
                     yield ctx.finding(
                         "disk-orphan",
                         Location(f"{rel}/{extra.name}"),
                         f"{rel}/{extra.name} is not a generated file",
-                        hint="compose/ holds only generated output",
+                        hint=f"{top}/ holds only generated output",
                     )
         elif not entry.name.startswith("."):
-            yield ctx.finding("disk-orphan", Location(rel), f"{rel} is not a profile folder")
+            yield ctx.finding("disk-orphan", Location(rel), f"{rel} is not a {kind[:-1]} folder")

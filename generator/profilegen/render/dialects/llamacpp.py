@@ -40,11 +40,12 @@ def _args(ctx: Context) -> list[Arg | None]:
     p, env, f = ctx.profile, ctx.profile.envelope, ctx.fact
     serve = p.serve
     kv = ctx.value("KV_TYPE", env.kv_cache_dtype)
-    names = ctx.profile.serve.served_names
+    # Without names of its own, llama-server answers to its weights path: no --alias.
+    alias = ctx.served_names[0] if ctx.profile.serve.served_names else None
     return [
         f("model", "-m", _file(ctx, ctx.weights)),
         f("mmproj", "--mmproj", _file(ctx, ctx.mmproj) if ctx.mmproj else None),
-        f("served_names", "--alias", names[0] if names else None),
+        f("served_names", "--alias", alias),
         f("max_model_len", "-c", ctx.value("CTX_SIZE", env.context_flag)),
         f("batch_size", "-b", ctx.value("BATCH_SIZE", env.batch_size)),
         f("ubatch_size", "-ub", ctx.value("UBATCH_SIZE", env.ubatch_size)),

@@ -27,7 +27,7 @@ def _args(ctx: Context) -> list[Arg | None]:
     sampler = sampler_json(ctx)
     return [
         f("model", "--model-path", ctx.model_path(ctx.weights.local_dir, subfolder=ctx.weights.subfolder)),
-        f("served_names", "--served-model-name", *ctx.served_names[:1]),
+        f("served_names", "--served-model-name", *ctx.served_names),
         f("tp", "--tp-size", ctx.value("TP", env.tp)),
         f("dtype", "--dtype", env.dtype),
         f("quantization", "--quantization", ctx.value("QUANTIZATION", env.quantization)),

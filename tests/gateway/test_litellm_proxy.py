@@ -1,0 +1,220 @@
+"""The real LiteLLM proxy, run with a generated config.yaml, in front of stub engines that answer
+to exactly the names each member's rendered compose gives its engine: one chat request per
+route reaches the right engine with a name it serves. One proxy start for the whole module, in
+one test (so that parallel workers cannot start a second one); test_gateway.py shows a wrong
+alias refused by `check` before anything is generated."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from profilegen.explain.core import Scenario, explain
+from profilegen.model.gateway import LITELLM_IMAGE
+from profilegen.registry import open_registry
+from tests.support.cli import invoke_in
+from tests.support.openai_stub import StubEngine
+from tests.support.repo import REPO
+
+ESTATE = "qwen38-dual-estate"
+READY_WITHIN = 90.0  # seconds: the proxy imports for several seconds on a slow machine
+REQUEST_TIMEOUT = 15.0
+
+
+def _proxy_binary() -> str | None:
+    beside = Path(sys.executable).parent / "litellm"
+    return str(beside) if beside.is_file() else shutil.which("litellm")
+
+
+def engine_names(exe: str | None, argv: tuple[str, ...]) -> list[str]:
+    """The names an engine answers to, read from the argv its entrypoint really runs."""
+    words = list(argv)
+    for flag in ("--served-model-name", "--alias"):
+        if flag in words:
+            rest = words[words.index(flag) + 1 :]
+            names = []
+            for word in rest:
+                if word.startswith("-"):
+                    break
+                names.append(word)
+            return names
+    for flag in ("-m", "--model", "--model-path"):
+        if flag in words:  # no name given: the engine answers to what it loaded
+            return [words[words.index(flag) + 1]]
+    raise AssertionError(f"{exe}: no model in {argv}")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _move_port(root: Path, profile: str, port: int) -> None:
+    """The member listens on a free port here (its own file sets `port:`)."""
+    path = root / "registry" / "profiles" / f"{profile}.yaml"
+    text, count = re.subn(r"(?m)^port: \d+$", f"port: {port}", path.read_text(encoding="utf-8"))
+    assert count == 1, f"{path.name} does not set its port once"
+    path.write_text(text, encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class Expected:
+    """Where a route must land: the stub of this profile, asked for this name."""
+
+    profile: str
+    served: str
+
+
+@dataclass
+class Estate:
+    url: str
+    stubs: dict[str, StubEngine]
+    expected: dict[str, Expected]
+    log: Path
+    startup_s: float
+
+
+def _expected_routes(root: Path, stubs: dict[str, StubEngine]) -> dict[str, Expected]:
+    """Route name -> destination, from the engines' argv and the profiles' gateway aliases."""
+    registry = open_registry(root)
+    expected: dict[str, Expected] = {}
+    for ident, stub in stubs.items():
+        for name in stub.names:
+            expected[name] = Expected(ident, name)
+        for alias in registry.profiles[ident].serve.gateway_aliases:
+            expected.setdefault(alias, Expected(ident, stub.names[0]))
+    return expected
+
+
+def _start_stubs(root: Path, stack: ExitStack) -> dict[str, StubEngine]:
+    registry = open_registry(root)
+    stubs = {}
+    for member in registry.gateways[ESTATE].members:
+        profile = registry.profiles[member.profile]
+        run = explain(registry, profile, Scenario())
+        assert run.exit_code is None, f"{profile.id} does not start: {run.message}"
+        names = engine_names(run.exe, run.argv)
+        stubs[profile.id] = stack.enter_context(StubEngine(profile.id, names))
+    for ident, stub in stubs.items():
+        _move_port(root, ident, stub.port)
+    return stubs
+
+
+def _wait_ready(proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
+    deadline = time.monotonic() + READY_WITHIN
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"the proxy exited {proc.returncode}:\n{_tail(log)}")
+        try:
+            with urllib.request.urlopen(f"{url}/health/readiness", timeout=2) as answer:
+                if answer.status == 200:
+                    return
+        except (OSError, urllib.error.URLError):
+            pass
+        time.sleep(0.2)
+    raise AssertionError(f"the proxy was not ready within {READY_WITHIN:.0f} s:\n{_tail(log)}")
+
+
+def _tail(log: Path) -> str:
+    return "\n".join(log.read_text(errors="replace").splitlines()[-30:])
+
+
+def _proxy_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LITELLM_", "OPENAI_"))}
+    # The packaged price list, never a download; no key asked of clients.
+    env.update({"LITELLM_LOCAL_MODEL_COST_MAP": "True", "HOME": str(home), "NO_COLOR": "1"})
+    return env
+
+
+@pytest.fixture(scope="module")
+def estate(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Estate]:
+    binary = _proxy_binary()
+    if binary is None:
+        pytest.skip("the LiteLLM proxy is not installed (pip install -e '.[dev]' brings it)")
+    work = tmp_path_factory.mktemp("gateway")
+    root = work / "root"
+    shutil.copytree(REPO / "registry", root / "registry")
+    with ExitStack() as stack:
+        stubs = _start_stubs(root, stack)
+        out = work / "out"
+        run = invoke_in(root, "gateway", ESTATE, "--engine-host", "127.0.0.1", "-o", str(out))
+        assert run.code == 0, run.text
+        port = _free_port()
+        url = f"http://127.0.0.1:{port}"
+        log = work / "proxy.log"
+        argv = [binary, "--config", str(out / "config.yaml"), "--port", str(port)]
+        argv += ["--host", "127.0.0.1", "--num_workers", "1"]
+        started = time.monotonic()
+        with log.open("wb") as sink:
+            proc = subprocess.Popen(
+                argv, cwd=work, env=_proxy_env(work), stdout=sink, stderr=subprocess.STDOUT
+            )
+        try:
+            _wait_ready(proc, url, log)
+            startup = time.monotonic() - started
+            yield Estate(url, stubs, _expected_routes(root, stubs), log, startup)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=5)
+
+
+def _call(url: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(
+        f"{url}{path}", data=data, headers={"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=REQUEST_TIMEOUT) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode(errors="replace")
+
+
+@pytest.mark.litellm
+def test_the_tests_run_the_release_the_image_pins() -> None:
+    if _proxy_binary() is None:
+        pytest.skip("the LiteLLM proxy is not installed (pip install -e '.[dev]' brings it)")
+    assert LITELLM_IMAGE.tag is not None
+    assert LITELLM_IMAGE.tag.removeprefix("v").split("-")[0] == metadata.version("litellm")
+
+
+@pytest.mark.litellm
+def test_every_route_reaches_the_engine_that_serves_its_name(estate: Estate) -> None:
+    status, models = _call(estate.url, "/v1/models")
+    assert status == 200, models
+    assert sorted(m["id"] for m in models["data"]) == sorted(estate.expected)
+    # Every engine kind of the estate, and an alias that is not an engine name.
+    assert {"qwen38-27b-dual-max", "gemma-31b-dual", "deckard40b-dual-mtp"} == set(estate.stubs)
+    assert estate.expected["gemma-4-31b-autoround"] == Expected("gemma-31b-dual", "gemma-4-31b")
+    for name, where in sorted(estate.expected.items()):
+        before = {ident: len(stub.asked_for()) for ident, stub in estate.stubs.items()}
+        body = {"model": name, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4}
+        status, answer = _call(estate.url, "/v1/chat/completions", body)
+        assert status == 200, f"{name}: {answer}\n{_tail(estate.log)}"
+        assert (
+            answer["choices"][0]["message"]["content"] == f"{where.profile} answered {where.served}"
+        )
+        for ident, stub in estate.stubs.items():
+            new = stub.asked_for()[before[ident] :]
+            assert new == ([where.served] if ident == where.profile else []), (name, ident, new)
