@@ -134,8 +134,6 @@ def test_record_adds_the_boot_as_evidence(repo: Path) -> None:
     assert again.code == 0
     keys = [e.key for e in open_registry(repo).profiles[MTP].evidence]
     assert len(keys) == len(set(keys))  # a second record gets its own key
-    calibration = invoke_in(repo, "fit", "--calibration")
-    assert ev.key in calibration.out
 
 
 def test_record_needs_a_registry_rig(repo: Path) -> None:
