@@ -106,6 +106,9 @@ def test_moe_activations_use_the_routed_width() -> None:
     assert fm.ffn_width(NEMOTRON) == max(8 * 2688 + 5376, 21504)
     share = fm.routed_expert_share(NEMOTRON)
     assert 0.9 < share < 1.0  # 512 experts outweigh everything else
+    # fused_moe keeps every routed copy of a token: (8, 2 x 2688/2), (8, 2688/2), (8, 4096).
+    per_token = 2 * 4096 + 8 * (3 * 1344 + 4096) + 3 * 2688
+    assert fm.activation_peak_bytes(NEMOTRON, 2, 1024) == 1024 * per_token * 2
 
 
 def _int4(engine: fm.VllmEngineFacts, **kw: object) -> fm.VllmInputs:

@@ -190,9 +190,23 @@ def ffn_width(shape: ModelShape) -> int:
     return shape.intermediate_size
 
 
+def _ffn_activation_per_token(shape: ModelShape, tp: int) -> int:
+    """Feed-forward activations of one token on one GPU, in elements.
+
+    Dense MLP: gate, up and the activated product (3 x intermediate / tp). An MoE layer runs
+    fused_moe, whose caches hold every routed copy of the token: (top_k, 2 x I / tp),
+    (top_k, I / tp) and (top_k, hidden); the shared expert is a dense MLP beside them.
+    """
+    if shape.moe_experts and shape.moe_intermediate_size:
+        routed = shape.moe_experts_per_token * (
+            ACT_INTERMEDIATE_COPIES * cdiv(shape.moe_intermediate_size, tp) + shape.hidden_size
+        )
+        return routed + ACT_INTERMEDIATE_COPIES * cdiv(shape.moe_shared_intermediate_size, tp)
+    return ACT_INTERMEDIATE_COPIES * cdiv(shape.intermediate_size, tp)
+
+
 def activation_peak_bytes(shape: ModelShape, tp: int, batched_tokens: int) -> int:
     """Peak activation memory of one profiling forward over batched_tokens tokens."""
-    per_token = ACT_HIDDEN_COPIES * shape.hidden_size
-    per_token += ACT_INTERMEDIATE_COPIES * cdiv(ffn_width(shape), tp)
+    per_token = ACT_HIDDEN_COPIES * shape.hidden_size + _ffn_activation_per_token(shape, tp)
     dense = batched_tokens * per_token * ACTIVATION_DTYPE_BYTES
     return dense + gdn_prefill_scratch_bytes(shape, tp, batched_tokens)
