@@ -613,4 +613,39 @@ MUTATIONS: tuple[Mutation, ...] = (
         message="qwen3.8-27b-fp8-vllm-v0.27.1-base -> qwen38-27b-dual-max -> "
         "qwen3.8-27b-fp8-vllm-v0.27.1-base",
     ),
+    Mutation(
+        name="predicted-not-to-boot-without-a-caveat",
+        rule="fit-boots",
+        file=SINGLE,
+        line="caveats:",
+        apply=replace(
+            SINGLE,
+            "Predicted not to fit: NVFP4 weights (21.9 GB) leave no KV pool on one 24 GB card; "
+            "upstream says it cannot boot there.",
+            "Untested beyond the dual-card sibling.",
+        ),
+        message="fit predicts it cannot boot on 1x3090: a KV pool of 0 tokens",
+    ),
+    Mutation(
+        name="evidence-fitted-to-an-unknown-constant",
+        rule="fit-evidence",
+        file=DUAL_FAST,
+        line="key: q38-int4-v0251-nospec",
+        apply=replace(
+            DUAL_FAST, "fitted: [vllm-runtime-overhead]", "fitted: [vllm-runtim-overhead]"
+        ),
+        message="unknown fit constant 'vllm-runtim-overhead'",
+    ),
+    Mutation(
+        name="evidence-on-an-unknown-engine",
+        rule="reference",
+        file=DUAL_FAST,
+        line="engine: vllm-v0.25.2",
+        apply=replace(
+            DUAL_FAST,
+            'key: q38-int4-v0251-mtp4\n    date: "2026-08-16"\n    rig: "2x3090-pcie"\n    engine: vllm-v0.25.1',
+            'key: q38-int4-v0251-mtp4\n    date: "2026-08-16"\n    rig: "2x3090-pcie"\n    engine: vllm-v0.25.2',
+        ),
+        message="engine 'vllm-v0.25.2' is not defined",
+    ),
 )

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
     [
         (("render",), "error: name a PROFILE to render (or use --all)"),
         (("render", "--all", "qwen38-27b-dual-fast"), "error: --all renders every profile"),
-        (("fit",), "error: name a PROFILE to fit (or use --calibration)"),
+        (("fit",), "error: name a PROFILE to fit (or use --calibration or --from-log FILE)"),
         (("show", "no-such-profile"), "error: no profile 'no-such-profile'"),
         (("render", "--no-such-option"), "Error: No such option '--no-such-option'"),
     ],

@@ -1,31 +1,148 @@
-"""Every measured KV size recorded in the registry stays within ±5% of the prediction."""
+"""The fit model against every measured boot in the registry (shared/MEASUREMENTS.md).
+
+A record a constant was fitted to never counts as a prediction; the others must land within
+±5% (±7% where the source rounds). Records the model is known to miss are a strict xfail
+table: each says why, and an improvement that fixes one fails the table until it is struck.
+"""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from profilegen.fit.calibrate import TOLERANCE, CalibrationPoint, calibration_points
+from profilegen.fit import formulas as fm
+from profilegen.fit.calibrate import (
+    CalibrationPoint,
+    calibration_points,
+    constant_checks,
+    leave_one_out,
+    records,
+)
 from profilegen.registry import open_registry
 
-from .conftest import ROOT
+from .conftest import ROOT, Invoke
 
-POINTS = [p for p in calibration_points(open_registry(ROOT)) if p.counted]
+REGISTRY = open_registry(ROOT)
+POINTS = calibration_points(REGISTRY)
+PREDICTIONS = [p for p in POINTS if p.counted and not p.fitted]
+# The rows of shared/MEASUREMENTS.md (two records for row 18: v0.22.0 and v0.24.0).
+MEASUREMENTS = {
+    1: "q38-int4-v0251-nospec",
+    2: "q38-int4-v0251-mtp4-seqs2",
+    3: "q38-int4-v0251-mtp4",
+    4: "q38-int4-v0271-mtp4",
+    5: "q38-fp8-v0271-mtp3",
+    6: "q38-fp8-v0271-nospec-090",
+    7: "q38-fp8-v0271-nospec-095",
+    8: "q38-awq-v0271-nospec-095",
+    9: "q38-awq-v0271-mtp3-094",
+    10: "q38-awq-v0271-mtp3-095",
+    11: "q38-awq-v0271-mtp3-096",
+    12: "q38-awq-v0271-mtp3-seqs4",
+    13: "q38-awq-v0271-mtp3-seqs8",
+    14: "q38-awq-v0271-mtp3-seqs16",
+    15: "q38-fp8-v0271-nospec-098",
+    16: "q38-dflash15-seed",
+    17: "q38-iq4xs-llamacpp-b10236",
+    18: "q36-int4-v0220-e5m2",
+    19: "q36-int4-v0240-tp4",
+    20: "q36-fp8-v0240-int8pth",
+    21: "q36-awq-v0220-int8pth",
+    22: "q36-int4-nightly-int8pth-mtp4",
+    23: "q36-nvfp4-v0251-5090",
+    24: "q36-fp8-lmcache-int8pth",
+    25: "q36-int4-sglang-eagle3",
+    26: "nemotron-w4a16-nightly-3090",
+    27: "nemotron-w4a16-v0251-5090",
+}
+KNOWN_OFF = {
+    "q36-awq-v0220-int8pth": "the declared 27 GB of the cyankiwi AWQ-BF16-INT4 artifact is "
+    "rounded; its group-32 int4 body with bf16 GDN layers is near 28.5 GB",
+    "g31-int4-nightly-int8pth-mtp4": "Gemma 4's vision and assistant buffers are not modelled "
+    "(the geometry is exact: 466,892 tokens from the logged 10.82 GiB)",
+}
 
 
 def _id(p: CalibrationPoint) -> str:
-    return f"{p.profile}#{p.evidence}"
+    return p.key
 
 
-def test_the_registry_holds_calibration_points() -> None:
-    # MEASUREMENTS.md points 1 (MTP on and off), 2 and 4 at least, on both engines.
-    assert len(POINTS) >= 4
-    assert {p.quantity for p in POINTS} == {"kv_pool_tokens", "kv_buffer_bytes"}
+def test_every_measurement_is_a_record() -> None:
+    keys = {r.name for r in records(REGISTRY)}
+    assert set(MEASUREMENTS.values()) <= keys
+    not_counted = {p.key for p in POINTS if not p.counted}
+    assert not_counted == {MEASUREMENTS[26]}  # a nightly that counted tokens differently
 
 
-@pytest.mark.parametrize("point", POINTS, ids=_id)
+def test_engines_the_evidence_ran_on() -> None:
+    engines = {p.engine for p in POINTS}
+    assert {"vllm-v0.22.0", "vllm-v0.24.0", "vllm-v0.25.1", "vllm-v0.27.1"} <= engines
+    assert {"llama.cpp-b10236", "sglang-v0.5.12"} <= engines
+
+
+@pytest.mark.parametrize(
+    "point",
+    [
+        pytest.param(p, marks=pytest.mark.xfail(reason=KNOWN_OFF[p.key], strict=True))
+        if p.key in KNOWN_OFF
+        else p
+        for p in PREDICTIONS
+    ],
+    ids=_id,
+)
 def test_prediction_within_tolerance(point: CalibrationPoint) -> None:
-    assert abs(point.error) <= TOLERANCE, (
-        f"{point.profile} evidence #{point.evidence} ({point.date}, {point.rig}): "
-        f"predicted {point.predicted:,} {point.quantity}, measured {point.measured:,} "
-        f"({point.error:+.1%})"
+    assert point.status == "ok", (
+        f"{point.key}: predicted {point.predicted:,} {point.quantity}, measured "
+        f"{point.measured:,} ({point.error:+.1%}, tolerance ±{point.tolerance:.0%})"
     )
+
+
+def test_fitted_records_are_never_predictions() -> None:
+    fitted = [p for p in POINTS if p.fitted]
+    assert fitted and all(p.status == "fitted" for p in fitted)
+    assert {n for p in fitted for n in p.fitted} == set(fm.CONSTANT_NAMES)
+
+
+def test_stored_constants_match_their_refit() -> None:
+    for check in constant_checks(REGISTRY):
+        assert check.points, check.name
+        assert not check.stale, (check.name, check.stored, check.refit)
+
+
+def test_leave_one_out_within_7_percent() -> None:
+    points = leave_one_out(REGISTRY)
+    assert {p.key for p in points} == {p.key for p in POINTS if p.fitted}
+    sole = {p.key for p in points if p.sole}
+    # llama.cpp, SGLang and the LMCache image each have one measured boot.
+    assert sole == {
+        "q38-iq4xs-llamacpp-b10236",
+        "q36-int4-sglang-eagle3",
+        "q36-fp8-lmcache-int8pth",
+    }
+    for p in points:
+        if not p.sole:
+            assert abs(p.error) <= 0.07, (p.key, p.predicted, p.measured)
+
+
+def test_the_v0271_pool_is_smaller_for_a_named_reason(invoke: Invoke) -> None:
+    old = invoke("fit", "--engine", "vllm-v0.25.1", "qwen38-27b-dual-fast", "--max-num-seqs", "1")
+    new = invoke("fit", "qwen38-27b-dual-fast")
+    assert "KV pool       566,288 tokens" in old.stdout
+    assert "KV pool       499,666 tokens" in new.stdout
+    assert "accounting: torch-reserved" in old.stdout
+    assert "accounting: free-memory" in new.stdout
+    assert "charges 0.97 GiB of caching-allocator slack after Marlin's 4-bit repack" in new.stdout
+
+
+def test_calibration_command(invoke: Invoke) -> None:
+    result = invoke("fit", "--calibration", "--format", "json")
+    assert result.exit_code == 1  # the known-off records above
+    data = json.loads(result.stdout)
+    assert (data["tolerance"], data["tolerance_rounded"]) == (0.05, 0.07)
+    statuses = {p["key"]: p["status"] for p in data["points"]}
+    assert statuses[MEASUREMENTS[4]] == "fitted" and statuses[MEASUREMENTS[3]] == "ok"
+    assert {s for k, s in statuses.items() if k in KNOWN_OFF} == {"off"}
+    text = invoke("fit", "--calibration").stdout
+    assert "q36-awq-v0220-int8pth" in text and "off (±7%)" in text
+    assert "vllm-free-memory-slack-marlin4" in text

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from profilegen.fit import formulas as fm
-from profilegen.fit.inputs import artifact_bytes, patch_effects, vllm_inputs
+from profilegen.fit.engine_inputs import vllm_inputs
+from profilegen.fit.inputs import artifact_bytes, patch_effects
 from profilegen.fit.predict import FitOptions, fit_profile, retarget
 from profilegen.hub.lock import Lock
 from profilegen.registry import Registry
@@ -157,8 +157,9 @@ def test_not_fitting_exits_1_and_says_by_how_much(invoke: Invoke) -> None:
 def test_llamacpp_kv_buffer_and_q8_at_full_context(fit_json: FitJson) -> None:
     data = fit_json(GGUF)
     assert data["engine"] == "llama.cpp" and data["fits"]
-    assert data["kv_cache_bytes"] == 4_831_838_208  # 18,432 B x 262,144 tokens
-    assert data["kv_bytes_per_token_per_gpu"] == 18_432
+    # 16 target layers and the MTP head's one, 1,152 B each (q4_0 K and V) x 262,144 cells.
+    assert data["kv_cache_bytes"] == 17 * 1_152 * 262_144
+    assert data["kv_bytes_per_token_per_gpu"] == 17 * 1_152
     assert not fit_json(GGUF, "--kv-dtype", "q8_0")["fits"]
     assert fit_json(GGUF, "--kv-dtype", "q8_0", "--max-model-len", "131072")["fits"]
 
@@ -189,12 +190,18 @@ def test_lock_total_size_is_preferred(registry: Registry) -> None:
         ((MTP, "--tp", "4"), "rig 2x3090-pcie has 2"),
         ((SEED, "--spec-n", "16"), "maximum of 15"),
         ((MTP, "--gpu-util", "1.5"), "1.5"),
-        ((GGUF, "--gpu-util", "0.9"), "vLLM profiles only"),
+        ((GGUF, "--gpu-util", "0.9"), "vLLM and SGLang profiles only"),
+        ((GGUF, "--max-num-batched-tokens", "2048"), "vLLM profiles only"),
         ((GGUF, "--weights", "fp8"), "cannot be served by llama.cpp"),
         (("qwen38-27b-nope",), "no profile"),
         ((), "name a PROFILE"),
         (("--calibration", "--tp", "2"), "takes no what-if"),
-        (("qwen36-27b-dual-eagle3",), "runs sglang"),
+        ((MTP, "--engine", "llama.cpp-b10236"), "fit compares releases of the same engine"),
+        ((MTP, "--engine", "vllm-v0.26.0"), "no engine 'vllm-v0.26.0'"),
+        ((MTP, "--rig", "2x3080"), "no GPU '3080'"),
+        (("--leave-one-out",), "goes with --calibration"),
+        ((MTP, "--record"), "go with --from-log FILE"),
+        (("qwen36-27b-dual-eagle3", "--kv-cache-memory", "9"), "vLLM profiles only"),
     ],
 )
 def test_bad_options_exit_2_without_a_traceback(
@@ -204,14 +211,3 @@ def test_bad_options_exit_2_without_a_traceback(
     assert result.exit_code == 2, result.output
     assert message in result.output
     assert "Traceback" not in result.output
-
-
-def test_calibration_command(invoke: Invoke) -> None:
-    result = invoke("fit", "--calibration", "--format", "json")
-    assert result.exit_code == 0, result.output
-    data = json.loads(result.stdout)
-    assert data["tolerance"] == 0.05
-    quantities = {p["quantity"] for p in data["points"]}
-    assert quantities == {"kv_pool_tokens", "kv_buffer_bytes"}
-    text = invoke("fit", "--calibration").stdout
-    assert "all within ±5%" in text

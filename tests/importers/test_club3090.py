@@ -108,6 +108,20 @@ def test_reimporting_the_same_revision_changes_nothing(
     assert snapshot(target) == before
 
 
+def test_a_corrected_architecture_fact_survives_a_reimport(
+    upstream: tuple[Path, str], target: Path
+) -> None:
+    repo, rev = upstream
+    assert run(target, "import", "club3090", str(repo), "--rev", rev).code == 0
+    path = next((target / "registry/models").glob("*.yaml"))
+    text = path.read_text()
+    line = next(x for x in text.splitlines() if x.strip().startswith("num_kv_heads:"))
+    heads = int(line.split(":")[1])
+    path.write_text(text.replace(line, line.replace(str(heads), "1")))
+    assert run(target, "import", "club3090", str(repo), "--rev", rev).code == 0
+    assert line.replace(str(heads), "1") in path.read_text()
+
+
 def test_a_newer_revision_is_a_small_reviewable_diff(
     upstream: tuple[Path, str], target: Path
 ) -> None:

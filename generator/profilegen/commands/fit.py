@@ -1,24 +1,43 @@
-"""`profilegen fit`: a profile's per-GPU memory budget and KV pool, with what-if overrides."""
+"""`profilegen fit`: a profile's per-GPU memory budget and KV pool, with what-if overrides.
+
+`--calibration` judges the model on every measured boot in the registry, `--leave-one-out`
+refits its constants without each record, and `--from-log` reads a boot log back.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import stat
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 import click
 
+from ..authoring.evidence import record_evidence
 from ..errors import EXIT_FINDINGS, EXIT_OK, UsageError
-from ..fit.calibrate import TOLERANCE, calibration_points
+from ..fit.calibrate import (
+    TOLERANCE,
+    TOLERANCE_ROUNDED,
+    CalibrationPoint,
+    calibration_points,
+    constant_checks,
+    leave_one_out,
+)
+from ..fit.fromlog import LogFit, evidence_record, fit_log
+from ..fit.logs import MAX_LOG_BYTES, LogError, parse_log
 from ..fit.predict import FitOptions, fit_profile, read_lock_or_none
-from ..fit.report import format_calibration, format_text
+from ..fit.report import format_calibration, format_constants, format_log_fit, format_text
 from ..registry import Registry, find_profile
+from ..registry.files import file_kind
 from .common import FORMAT_TEXT_JSON, Context, pass_context
 
 
 @click.command("fit")
 @click.argument("profile", required=False)
-@click.option("--rig", help="Fit on this rig instead (its GPU and card count).")
+@click.option("--rig", help="Fit on this rig: a registry rig, or cards like 2x5090, 3090ti+3090.")
+@click.option("--engine", help="Fit on this registry engine (another release of the same engine).")
 @click.option("--tp", type=click.IntRange(min=1), help="Tensor-parallel size.")
 @click.option(
     "--gpu-util", type=click.FloatRange(0, 1, min_open=True), help="gpu_memory_utilization."
@@ -40,35 +59,144 @@ from .common import FORMAT_TEXT_JSON, Context, pass_context
 @click.option(
     "--calibration",
     is_flag=True,
-    help="Ignore PROFILE: predicted vs measured for every evidence record (exit 1 past ±5%).",
+    help="Ignore PROFILE: predicted vs measured for every evidence record (exit 1 when one is off).",
+)
+@click.option(
+    "--leave-one-out",
+    is_flag=True,
+    help="With --calibration: refit the constants without each fitted record and predict it.",
+)
+@click.option(
+    "--from-log",
+    "from_log",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Read a vLLM, llama.cpp or SGLang boot log: predicted vs measured, term by term.",
+)
+@click.option("--profile", "log_profile", help="With --from-log: the profile the log belongs to.")
+@click.option(
+    "--record", is_flag=True, help="With --from-log: add the boot to the profile's evidence."
 )
 @click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
 @pass_context
 def command(
-    obj: Context, /, profile: str | None, fmt: str, calibration: bool, **what_if: Any
+    obj: Context,
+    /,
+    profile: str | None,
+    log_profile: str | None,
+    from_log: Path | None,
+    fmt: str,
+    calibration: bool,
+    leave_one_out: bool,
+    record: bool,
+    **what_if: Any,
 ) -> int:
     """Predict PROFILE's per-GPU memory budget and KV pool (exit 1 when it does not fit)."""
-    opts = FitOptions(profile=profile, fmt=fmt, calibration=calibration, **what_if)
+    if from_log is not None:
+        if profile and log_profile and profile != log_profile:
+            raise UsageError("name the profile once: PROFILE or --profile")
+        opts = FitOptions(
+            profile=log_profile or profile, fmt=fmt, record=record,
+            from_log=str(from_log), **what_if,
+        )  # fmt: skip
+        return run_fit_log(obj.registry(), from_log, opts)
+    if record or log_profile:
+        raise UsageError("--record and --profile go with --from-log FILE")
+    opts = FitOptions(
+        profile=profile, fmt=fmt, calibration=calibration, leave_one_out=leave_one_out, **what_if
+    )
     return run_fit(obj.registry(), opts)
 
 
-def run_fit(registry: Registry, opts: FitOptions) -> int:
-    """0 fits (or calibration holds), 1 does not fit (or a point drifted); usage errors raise."""
+def _points_json(points: list[CalibrationPoint]) -> list[dict[str, Any]]:
+    return [{**asdict(p), "within": p.within, "status": p.status} for p in points]
+
+
+def run_calibration(registry: Registry, opts: FitOptions) -> int:
+    """0 when every prediction is within tolerance and no constant is stale, else 1."""
+    if opts.what_ifs():
+        raise UsageError("--calibration takes no what-if options")
     lock = read_lock_or_none(registry)
+    points = (
+        leave_one_out(registry, lock) if opts.leave_one_out else calibration_points(registry, lock)
+    )
+    checks = [] if opts.leave_one_out else constant_checks(registry, lock)
+    if opts.fmt == "json":
+        doc = {
+            "tolerance": TOLERANCE,
+            "tolerance_rounded": TOLERANCE_ROUNDED,
+            "mode": "leave-one-out" if opts.leave_one_out else "calibration",
+            "points": _points_json(points),
+            "constants": [{**asdict(c), "stale": c.stale} for c in checks],
+        }
+        click.echo(json.dumps(doc, indent=2))
+    else:
+        title = "leave-one-out" if opts.leave_one_out else "calibration"
+        click.echo(format_calibration(points, title))
+        if checks:
+            click.echo("\n" + format_constants(checks))
+    off = any(p.status == "off" for p in points)
+    stale = any(c.stale for c in checks)
+    return EXIT_FINDINGS if off or stale else EXIT_OK
+
+
+def run_fit(registry: Registry, opts: FitOptions) -> int:
+    """0 fits (or calibration holds), 1 does not fit (or a point is off); usage errors raise."""
     if opts.calibration:
-        if opts.what_ifs():
-            raise UsageError("--calibration takes no what-if options")
-        points = calibration_points(registry, lock)
-        if opts.fmt == "json":
-            rows = [{**asdict(p), "within": p.within} for p in points]
-            click.echo(json.dumps({"tolerance": TOLERANCE, "points": rows}, indent=2))
-        else:
-            click.echo(format_calibration(points))
-        drifted = any(p.counted and not p.within for p in points)
-        return EXIT_FINDINGS if drifted else EXIT_OK
+        return run_calibration(registry, opts)
+    if opts.leave_one_out:
+        raise UsageError("--leave-one-out goes with --calibration")
     if not opts.profile:
-        raise UsageError("name a PROFILE to fit (or use --calibration)")
+        raise UsageError("name a PROFILE to fit (or use --calibration or --from-log FILE)")
+    lock = read_lock_or_none(registry)
     result = fit_profile(registry, find_profile(registry, opts.profile), opts, lock=lock)
     text = json.dumps(result.as_json(), indent=2) if opts.fmt == "json" else format_text(result)
     click.echo(text)
     return EXIT_OK if result.fits else EXIT_FINDINGS
+
+
+def _read_log(path: Path) -> str:
+    """The log's text: a regular file of bounded size (a FIFO or a device is refused)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read the log ({exc.strerror or exc})") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise UsageError(f"{path}: is {file_kind(info.st_mode)}, not a log file")
+        data = handle.read(MAX_LOG_BYTES + 1)
+    if len(data) > MAX_LOG_BYTES:
+        raise UsageError(f"{path}: more than {MAX_LOG_BYTES >> 20} MiB; pass the boot's part only")
+    return data.decode("utf-8", errors="replace")
+
+
+def run_fit_log(registry: Registry, path: Path, opts: FitOptions) -> int:
+    """Predicted vs measured for one boot log; with --record, the boot becomes evidence."""
+    try:
+        log = parse_log(_read_log(path))
+    except LogError as exc:
+        raise UsageError(f"{path}: {exc}") from None
+    lock = read_lock_or_none(registry)
+    fit: LogFit = fit_log(registry, log, opts, lock)
+    if opts.fmt == "json":
+        doc = {
+            "profile": fit.profile,
+            "engine": fit.engine,
+            "settings": fit.settings,
+            "terms": [{**asdict(t), "error": t.error} for t in fit.terms],
+            "result": fit.result.as_json(),
+            "notes": fit.notes,
+        }
+        click.echo(json.dumps(doc, indent=2))
+    else:
+        click.echo(format_log_fit(fit))
+    if opts.record:
+        rig = opts.rig or registry.profiles[fit.profile].rig
+        if rig not in registry.rigs:
+            raise UsageError(
+                f"--record needs a registry rig; {rig!r} is not one (add it under registry/rigs/)"
+            )
+        rel = record_evidence(registry, fit.profile, evidence_record(fit, path, rig))
+        click.echo(f"recorded the boot as evidence in {rel}", err=True)
+    return EXIT_OK

@@ -115,7 +115,8 @@ def run_list(registry: Registry, opts: ListOptions) -> int:
         click.echo(json.dumps(rows, indent=2))
         return 0
     if rig is not None:
-        click.echo(f"rig {rig.id}: {rig.count} x {registry.gpus[rig.gpu].name}")
+        cards = " + ".join(registry.gpus[g].name for g in rig.cards)
+        click.echo(f"rig {rig.id}: {cards or f'{rig.count} x {registry.gpus[rig.gpu].name}'}")
         rows, columns = [_fit_cells(r) for r in rows], FIT_COLUMNS
     table = [[str(r[c]) if r[c] is not None else "-" for c in columns] for r in rows]
     widths = [max(len(c), *(len(row[i]) for row in table)) for i, c in enumerate(columns)]

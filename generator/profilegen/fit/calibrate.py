@@ -1,69 +1,306 @@
-"""Calibration: every evidence record with a logged KV size against the prediction for it."""
+"""Calibration: every measured boot in the registry against the prediction for its settings.
+
+A record that a constant was fitted to (`fitted:`) is reported as `fitted`, never as a
+prediction. `refit` fits each constant again from the records that name it (holding the
+others), so `fit --calibration` can tell a stale constant, and `leave_one_out` refits
+without each record in turn and predicts it.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from ..errors import ProfilegenError
 from ..hub.lock import Lock
+from ..model import Profile
+from ..model.profile import Evidence
 from ..registry import Registry
-from .predict import FitOptions, fit_profile
+from . import formulas as fm
+from .options import FitOptions, FitResult
+from .predict import fit_profile
 
-TOLERANCE = 0.05  # calibration: predicted within ±5% of what the engine logged
+TOLERANCE = 0.05  # predicted within ±5% of what the engine logged
+TOLERANCE_ROUNDED = 0.07  # ... or ±7% where the source rounds its figure
+MIB = 1 << 20
+# Quantities a record can be judged on, in order of preference.
+QUANTITIES = ("kv_pool_tokens", "kv_buffer_bytes", "peak_vram_mib")
+# A refitted constant further than this from the stored one means the stored one is stale.
+STALE_BYTES = 32 * MIB
+REFIT_PASSES = 3
+_SEARCH_LIMIT = 8 << 30
+
+
+@dataclass(frozen=True)
+class Record:
+    """One measured boot and what it is judged on."""
+
+    profile: str
+    index: int  # in the profile's evidence list
+    evidence: Evidence
+    quantity: str
+    measured: int
+
+    @property
+    def name(self) -> str:
+        return self.evidence.key or f"{self.profile}#{self.index}"
+
+    @property
+    def tolerance(self) -> float:
+        return TOLERANCE_ROUNDED if self.evidence.rounded else TOLERANCE
 
 
 @dataclass(frozen=True)
 class CalibrationPoint:
     profile: str
     evidence: int  # index in the profile's evidence list
+    key: str
     date: str
     rig: str
-    quantity: str  # kv_pool_tokens (vLLM log) or kv_buffer_bytes (llama.cpp log)
+    engine: str
+    quantity: str
     measured: int
     predicted: int
     error: float  # predicted / measured - 1
     counted: bool  # False when the record is marked `calibration: false`
+    fitted: tuple[str, ...] = ()  # constants fitted to this record
+    tolerance: float = TOLERANCE
+    sole: bool = False  # leave-one-out: the only record of a constant, nothing to refit from
 
     @property
     def within(self) -> bool:
-        return abs(self.error) <= TOLERANCE
+        return abs(self.error) <= self.tolerance
+
+    @property
+    def status(self) -> str:
+        if not self.counted:
+            return "not counted"
+        if self.sole:
+            return "sole point"
+        if self.fitted:
+            return "fitted"
+        return "ok" if self.within else "off"
 
 
-def calibration_points(registry: Registry, lock: Lock | None = None) -> list[CalibrationPoint]:
-    """Every evidence record with a logged KV size, against the prediction for its settings."""
-    points = []
+def _quantity(ev: Evidence) -> tuple[str, int] | None:
+    m = ev.measured
+    for name in QUANTITIES:
+        value = getattr(m, name)
+        if value is not None:
+            return name, int(value)
+    return None
+
+
+def records(registry: Registry) -> list[Record]:
+    """Every evidence record with a figure fit predicts (KV pool, KV buffer, GPU memory)."""
+    out = []
     for profile in registry.concrete_profiles():
         for i, ev in enumerate(profile.evidence):
-            m, s = ev.measured, ev.settings
-            if m.kv_pool_tokens is None and m.kv_buffer_bytes is None:
-                continue
-            opts = FitOptions(
-                rig=ev.rig,
-                tp=s.tp,
-                gpu_util=s.gpu_memory_utilization,
-                kv_dtype=s.kv_cache_dtype,
-                max_model_len=s.max_model_len,
-                max_num_seqs=s.max_num_seqs,
-                spec_n=s.spec_n,
-                kv_cache_memory=s.kv_cache_memory,
-            )
-            result = fit_profile(registry, profile, opts, lock=lock)
-            if m.kv_pool_tokens is not None:
-                quantity, measured = "kv_pool_tokens", m.kv_pool_tokens
-                predicted = result.kv_pool_tokens
-            else:
-                quantity, measured = "kv_buffer_bytes", m.kv_buffer_bytes or 0
-                predicted = result.kv_cache_bytes
-            points.append(
-                CalibrationPoint(
-                    profile.id,
-                    i,
-                    ev.date,
-                    ev.rig,
-                    quantity,
-                    measured,
-                    predicted,
-                    predicted / measured - 1,
-                    ev.calibration,
+            found = _quantity(ev)
+            if found is not None:
+                out.append(Record(profile.id, i, ev, *found))
+    return out
+
+
+def evidence_options(ev: Evidence, constants: fm.Constants = fm.DEFAULT_CONSTANTS) -> FitOptions:
+    """The what-ifs that put a profile into the settings a record was measured at."""
+    s = ev.settings
+    return FitOptions(
+        rig=ev.rig,
+        engine=ev.engine,
+        weights=ev.weights,
+        tp=s.tp,
+        gpu_util=s.gpu_memory_utilization,
+        kv_dtype=s.kv_cache_dtype,
+        max_model_len=s.max_model_len,
+        max_num_seqs=s.max_num_seqs,
+        max_num_batched_tokens=s.max_num_batched_tokens,
+        spec_n=s.spec_n,
+        kv_cache_memory=s.kv_cache_memory,
+        prefix_caching=s.prefix_caching,
+        mamba_cache_mode=s.mamba_cache_mode,
+        cudagraph_max_capture=s.cudagraph_max_capture,
+        enforce_eager=s.enforce_eager,
+        constants=constants,
+    )
+
+
+def predicted_value(result: FitResult, quantity: str) -> int:
+    if quantity == "kv_pool_tokens":
+        return result.kv_pool_tokens
+    if quantity == "kv_buffer_bytes":
+        return result.kv_cache_bytes
+    return round(result.used_bytes / MIB)
+
+
+def _predict(registry: Registry, rec: Record, constants: fm.Constants, lock: Lock | None) -> int:
+    profile: Profile = registry.profiles[rec.profile]
+    opts = evidence_options(rec.evidence, constants)
+    return predicted_value(fit_profile(registry, profile, opts, lock=lock), rec.quantity)
+
+
+def _point(
+    registry: Registry, rec: Record, constants: fm.Constants, lock: Lock | None
+) -> CalibrationPoint:
+    predicted = _predict(registry, rec, constants, lock)
+    ev = rec.evidence
+    engine = ev.engine or registry.profiles[rec.profile].engine
+    return CalibrationPoint(
+        profile=rec.profile,
+        evidence=rec.index,
+        key=rec.name,
+        date=ev.date,
+        rig=ev.rig,
+        engine=engine,
+        quantity=rec.quantity,
+        measured=rec.measured,
+        predicted=predicted,
+        error=predicted / rec.measured - 1,
+        counted=ev.calibration,
+        fitted=tuple(ev.fitted),
+        tolerance=rec.tolerance,
+    )
+
+
+def calibration_points(
+    registry: Registry, lock: Lock | None = None, constants: fm.Constants = fm.DEFAULT_CONSTANTS
+) -> list[CalibrationPoint]:
+    """Every evidence record with a measured figure, against the prediction for its settings."""
+    return [_point(registry, rec, constants, lock) for rec in records(registry)]
+
+
+# --- refitting --------------------------------------------------------------------------
+
+
+def _boundary(
+    registry: Registry,
+    rec: Record,
+    name: str,
+    constants: fm.Constants,
+    lock: Lock | None,
+    strict: bool,
+) -> int:
+    """The smallest value at which the prediction has moved past the measurement (strict:
+    past it or onto it), by bisection: every constant is charged memory, so the prediction
+    falls as it grows (KV tokens) or rises with it (GPU memory in use)."""
+    falls = rec.quantity == "kv_pool_tokens"
+    lo, hi = -_SEARCH_LIMIT, _SEARCH_LIMIT
+    while hi - lo > MIB // 16:
+        mid = (lo + hi) // 2
+        value = _predict(registry, rec, constants.with_value(name, mid), lock)
+        diff = rec.measured - value if falls else value - rec.measured
+        if diff > 0 or (strict and diff == 0):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def _solve(
+    registry: Registry, rec: Record, name: str, constants: fm.Constants, lock: Lock | None
+) -> int:
+    """The constant's value that makes this record's prediction meet the measurement: the
+    middle of the range that reproduces it (token counts move in whole KV blocks)."""
+    first = _boundary(registry, rec, name, constants, lock, strict=True)
+    last = _boundary(registry, rec, name, constants, lock, strict=False)
+    return (first + last) // 2
+
+
+def _fit_one(
+    registry: Registry, recs: list[Record], name: str, constants: fm.Constants, lock: Lock | None
+) -> fm.Constants:
+    mine = [r for r in recs if name in r.evidence.fitted]
+    if not mine:
+        return constants
+    values = [_solve(registry, r, name, constants, lock) for r in mine]
+    return constants.with_value(name, round(sum(values) / len(values)))
+
+
+def refit(
+    registry: Registry,
+    lock: Lock | None = None,
+    leave_out: str | None = None,
+    start: fm.Constants = fm.DEFAULT_CONSTANTS,
+) -> fm.Constants:
+    """Every constant fitted again from its records (without `leave_out`), in turn."""
+    recs = [r for r in records(registry) if r.evidence.calibration and r.name != leave_out]
+    constants = start
+    for _ in range(REFIT_PASSES):
+        for name in fm.CONSTANT_NAMES:
+            constants = _fit_one(registry, recs, name, constants, lock)
+    return constants
+
+
+@dataclass(frozen=True)
+class ConstantCheck:
+    name: str
+    stored: int
+    refit: int
+    points: tuple[str, ...]
+
+    @property
+    def stale(self) -> bool:
+        return bool(self.points) and abs(self.refit - self.stored) > STALE_BYTES
+
+
+def constant_checks(registry: Registry, lock: Lock | None = None) -> list[ConstantCheck]:
+    fitted = refit(registry, lock)
+    recs = records(registry)
+    return [
+        ConstantCheck(
+            name,
+            fm.DEFAULT_CONSTANTS.value(name),
+            fitted.value(name),
+            tuple(r.name for r in recs if name in r.evidence.fitted and r.evidence.calibration),
+        )
+        for name in fm.CONSTANT_NAMES
+    ]
+
+
+def leave_one_out(registry: Registry, lock: Lock | None = None) -> list[CalibrationPoint]:
+    """Each fitted record predicted by constants refitted without it.
+
+    A record whose constants have no other record to be fitted to cannot be left out: it is
+    reported as a `sole point` (nothing was predicted).
+    """
+    out = []
+    for rec in records(registry):
+        if not rec.evidence.calibration or not rec.evidence.fitted:
+            continue
+        others = [
+            r for r in records(registry)
+            if r.name != rec.name and r.evidence.calibration
+            and set(r.evidence.fitted) & set(rec.evidence.fitted)
+        ]  # fmt: skip
+        shared = {n for r in others for n in r.evidence.fitted}
+        if not set(rec.evidence.fitted) <= shared:
+            out.append(replace(_point(registry, rec, fm.DEFAULT_CONSTANTS, lock), sole=True))
+            continue
+        constants = refit(registry, lock, leave_out=rec.name)
+        point = _point(registry, rec, constants, lock)
+        out.append(replace(point, fitted=()))
+    return out
+
+
+def check_names(registry: Registry) -> list[tuple[str, int, str]]:
+    """(profile, evidence index, problem) for unknown `fitted:` names and reused keys."""
+    problems = []
+    keys: dict[str, str] = {}
+    for profile in registry.concrete_profiles():
+        for i, ev in enumerate(profile.evidence):
+            for name in ev.fitted:
+                if name not in fm.CONSTANT_NAMES:
+                    known = ", ".join(fm.CONSTANT_NAMES)
+                    problems.append(
+                        (profile.id, i, f"unknown fit constant {name!r} (known: {known})")
+                    )
+            if ev.key and ev.key in keys:
+                problems.append(
+                    (profile.id, i, f"evidence key {ev.key!r} is also used in {keys[ev.key]}")
                 )
-            )
-    return points
+            elif ev.key:
+                keys[ev.key] = profile.id
+    return problems
+
+
+class CalibrationError(ProfilegenError):
+    """A record cannot be predicted at all."""

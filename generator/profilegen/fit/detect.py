@@ -80,7 +80,7 @@ def match_gpu(registry: Registry, local: LocalGpu) -> Gpu | None:
 
 
 def detect_rig(registry: Registry, local: list[LocalGpu] | None = None) -> Rig:
-    """A rig of the local cards, for `list --detect`; every card must be the same GPU."""
+    """A rig of the local cards, for `list --detect` (mixed cards are listed card by card)."""
     local = read_gpus() if local is None else local
     matched: list[Gpu] = []
     for card in local:
@@ -92,15 +92,18 @@ def detect_rig(registry: Registry, local: list[LocalGpu] | None = None) -> Rig:
                 f"registry GPU (known: {known}); add it under registry/gpus/"
             )
         matched.append(gpu)
-    kinds = sorted({g.id for g in matched})
-    if len(kinds) > 1:
-        raise DetectError(
-            f"mixed GPUs ({', '.join(kinds)}): a rig holds identical cards; "
-            "use --rig with the registry rig that describes the cards you serve on"
-        )
-    n, gpu = len(matched), matched[0]
+    n = len(matched)
+    ids = [g.id for g in matched]
+    smallest = min(matched, key=lambda g: (g.vram.bytes, g.id))
+    mixed = len(set(ids)) > 1
+    name = " + ".join(g.name for g in matched) if mixed else f"{n} x {smallest.name}"
     # NVML can tell NVLink apart, but the fit does not depend on the interconnect.
     link = Interconnect(kind="single") if n == 1 else Interconnect(kind="pcie")
     return Rig(
-        id="detected", name=f"{n} x {gpu.name} (NVML)", gpu=gpu.id, count=n, interconnect=link
+        id="detected",
+        name=f"{name} (NVML)",
+        gpu=smallest.id,
+        count=n,
+        cards=ids if mixed else [],
+        interconnect=link,
     )

@@ -1,4 +1,4 @@
-"""Registry facts as fit-math inputs: shapes, sizes, drafters, patch effects, GPUs."""
+"""Registry facts as fit-math inputs: shapes, sizes, drafters, patch effects, GPUs, engines."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from ..errors import ProfilegenError
 from ..hub.artifacts import SIZE_TOLERANCE
 from ..hub.lock import Lock
-from ..model import Gpu, Profile, Rig
+from ..model import Engine, Gpu, Profile, Rig
 from ..model.model import Architecture, Artifact
 from ..model.profile import Envelope
 from ..registry import Registry
@@ -17,9 +17,11 @@ MIB = 1 << 20
 # vLLM's own defaults for settings a profile may leave out (online serving).
 VLLM_DEFAULT_UTIL = 0.9
 VLLM_DEFAULT_BATCHED_TOKENS = 8192
-# vLLM runs FP8 weights on FP8 tensor cores from compute capability 8.9 (Ada) and through
-# Marlin's weight-only path below it, which costs more VRAM than the file.
+SGLANG_DEFAULT_FRACTION = 0.88
+# vLLM runs FP8 weights on FP8 tensor cores from compute capability 8.9 (Ada) and FP4 ones
+# from 10.0 (Blackwell); below that both go through Marlin's weight-only path.
 FP8_NATIVE_SM = (8, 9)
+FP4_NATIVE_SM = (10, 0)
 # The weight dtype a format implies; compressed-tensors (and GGUF) must say it explicitly.
 FORMAT_DTYPES = {
     "fp8": "fp8",
@@ -39,6 +41,8 @@ DRAFTER_KINDS = {
     "eagle3": "eagle",
     "draft_model": "draft_model",
 }  # ngram drafts from the prompt: no model
+# vLLM facts for an engine entry that carries no `memory:` (the newest accounting).
+DEFAULT_VLLM_MEMORY = fm.VllmEngineFacts()
 
 
 class FitError(ProfilegenError):
@@ -47,18 +51,21 @@ class FitError(ProfilegenError):
 
 @dataclass(frozen=True)
 class Target:
-    """A profile as it is fitted: on a rig, with the overrides applied to its envelope."""
+    """A profile as it is fitted: on a rig and engine, with the overrides applied."""
 
     profile: Profile
     rig: Rig
-    gpu: Gpu
-    engine: str
+    gpu: Gpu  # the tightest card
+    engine: str  # the engine kind: vllm | llama.cpp | sglang
     envelope: Envelope
     weights: str
     spec_n: int
     tp_capped_from: int | None
     within_policy: bool
     notes: tuple[str, ...]
+    engine_entry: Engine | None = None  # the registry engine it runs on
+    gpus: tuple[Gpu, ...] = ()  # every card, in order (mixed rigs)
+    constants: fm.Constants = fm.DEFAULT_CONSTANTS
 
 
 def artifact_bytes(artifact: Artifact, key: str, lock: Lock | None) -> int:
@@ -84,12 +91,60 @@ def artifact_bytes(artifact: Artifact, key: str, lock: Lock | None) -> int:
     return declared
 
 
+def _ffn(arch: Architecture, model_id: str) -> int:
+    if arch.intermediate_size is not None:
+        return arch.intermediate_size
+    moe = arch.moe
+    if moe is not None and moe.moe_intermediate_size is not None:
+        return moe.moe_intermediate_size * moe.experts_per_token
+    raise FitError(f"model {model_id} has no architecture.intermediate_size; fit needs it")
+
+
+def _linear_fields(arch: Architecture) -> dict[str, object]:
+    lin, mamba = arch.linear_attention, arch.mamba
+    out: dict[str, object] = {}
+    if lin is not None:
+        out.update(
+            linear_num_key_heads=lin.num_key_heads,
+            linear_num_value_heads=lin.num_value_heads,
+            linear_key_head_dim=lin.key_head_dim,
+            linear_value_head_dim=lin.value_head_dim,
+            linear_conv_kernel=lin.conv_kernel,
+            ssm_state_dtype=lin.state_dtype,
+        )
+    if mamba is not None:
+        out.update(
+            mamba2_layers=mamba.layers,
+            mamba2_heads=mamba.num_heads,
+            mamba2_head_dim=mamba.head_dim,
+            mamba2_state=mamba.state_size,
+            mamba2_groups=mamba.n_groups,
+            mamba2_conv_kernel=mamba.conv_kernel,
+            ssm_state_dtype=mamba.state_dtype,
+        )
+    return out
+
+
+def _moe_fields(arch: Architecture) -> dict[str, object]:
+    moe = arch.moe
+    if moe is None:
+        return {}
+    shared = (moe.shared_intermediate_size or moe.moe_intermediate_size or 0) * moe.shared_experts
+    return {
+        "moe_experts": moe.num_experts,
+        "moe_experts_per_token": moe.experts_per_token,
+        "moe_intermediate_size": moe.moe_intermediate_size or 0,
+        "moe_shared_intermediate_size": shared,
+        "moe_layers": moe.layers or arch.num_layers,
+    }
+
+
 def model_shape(arch: Architecture, model_id: str) -> fm.ModelShape:
-    if arch.intermediate_size is None:
-        raise FitError(f"model {model_id} has no architecture.intermediate_size; fit needs it")
     if arch.vocab_size is None:
         raise FitError(f"model {model_id} has no architecture.vocab_size; fit needs it")
-    lin = arch.linear_attention
+    interval = None
+    if arch.linear_attention is not None and arch.full_attention_layers:
+        interval = arch.num_layers // arch.full_attention_layers
     return fm.ModelShape(
         num_layers=arch.num_layers,
         num_kv_layers=arch.full_attention_layers,
@@ -97,27 +152,37 @@ def model_shape(arch: Architecture, model_id: str) -> fm.ModelShape:
         num_kv_heads=arch.num_kv_heads,
         head_dim=arch.head_dim,
         hidden_size=arch.hidden_size,
-        intermediate_size=arch.intermediate_size,
+        intermediate_size=_ffn(arch, model_id),
         vocab_size=arch.vocab_size,
-        linear_num_key_heads=lin.num_key_heads if lin else 0,
-        linear_num_value_heads=lin.num_value_heads if lin else 0,
-        linear_key_head_dim=lin.key_head_dim if lin else 0,
-        linear_value_head_dim=lin.value_head_dim if lin else 0,
-        linear_conv_kernel=lin.conv_kernel if lin else 0,
+        full_attention_interval=interval,
         mtp_layers=arch.mtp_layers,
         attn_output_gate=arch.attn_output_gate,
+        sliding_layers=arch.sliding_window_layers,
+        sliding_window=arch.sliding_window or 0,
+        sliding_kv_heads=arch.sliding_kv_heads or 0,
+        sliding_head_dim=arch.sliding_head_dim or 0,
+        kv_shared_layers=arch.kv_shared_layers,
+        multimodal=arch.vision,
+        diffusion_canvas=arch.diffusion_canvas or 0,
+        **_linear_fields(arch),  # type: ignore[arg-type]
+        **_moe_fields(arch),  # type: ignore[arg-type]
     )
 
 
-def _dtype(artifact: Artifact) -> str:
+def weight_dtype(artifact: Artifact) -> str:
     # An unknown dtype counts as 16-bit: the safe side for the pool, never an FP8 discount.
     return artifact.weight_dtype or FORMAT_DTYPES.get(artifact.format, "bf16")
 
 
-def _weight_format(artifact: Artifact, gpu: Gpu) -> str:
-    dtype = _dtype(artifact)
+def weight_path(artifact: Artifact, gpu: Gpu) -> str:
+    """How vLLM serves the weights on this GPU: Marlin's repack paths, or native kernels."""
+    dtype = weight_dtype(artifact)
     sm = tuple(int(x) for x in gpu.sm.split("."))
-    return "fp8_marlin" if dtype == "fp8" and sm < FP8_NATIVE_SM else dtype
+    if dtype == "int4" or (dtype == "nvfp4" and sm < FP4_NATIVE_SM):
+        return "marlin4"
+    if dtype == "fp8" and sm < FP8_NATIVE_SM:
+        return "marlin-fp8"
+    return "native"
 
 
 def drafter_spec(
@@ -131,12 +196,12 @@ def drafter_spec(
         return None
     if d.artifact is not None:
         weights = artifact_bytes(d.artifact, d.id, lock)
-        factor = fm.WEIGHT_VRAM_FACTORS[_weight_format(d.artifact, t.gpu)]
+        factor = fm.WEIGHT_VRAM_FACTORS[weight_path(d.artifact, t.gpu)]
     else:
         # A built-in head lives inside the target artifact at the target's precision.
         target = registry.models[t.profile.model].artifacts[t.weights]
         params = fm.mtp_head_params(shape) if d.method == "mtp" else 0
-        weights, factor = int(params * WEIGHT_BITS[_dtype(target)] / 8), 1.0
+        weights, factor = int(params * WEIGHT_BITS[weight_dtype(target)] / 8), 1.0
     s = d.shape
     return fm.DrafterSpec(
         kind=kind,
@@ -162,69 +227,14 @@ def patch_effects(registry: Registry, profile: Profile) -> set[str]:
     return out
 
 
-def _gpu_spec(t: Target, card: int) -> fm.GpuSpec:
+def gpu_spec(t: Target, card: int) -> fm.GpuSpec:
     rig = t.rig
+    gpu = t.gpus[card] if t.gpus else t.gpu
     desktop = rig.desktop_reserve.bytes if rig.desktop_reserve and rig.desktop_gpu == card else 0
-    return fm.GpuSpec(vram_bytes=t.gpu.vram.bytes, desktop_reservation_bytes=desktop)
+    return fm.GpuSpec(vram_bytes=gpu.vram.bytes, desktop_reservation_bytes=desktop)
 
 
-def vllm_inputs(registry: Registry, t: Target, lock: Lock | None) -> fm.VllmInputs:
-    model = registry.models[t.profile.model]
-    env, arch = t.envelope, model.architecture
-    shape = model_shape(arch, model.id)
-    artifact = model.artifacts[t.weights]
-    effects = patch_effects(registry, t.profile)
-    # Every rank sizes the same pool; the card that drives a desktop is the tight one.
-    card = t.rig.desktop_gpu if t.rig.desktop_gpu is not None and t.rig.desktop_gpu < env.tp else 0
-    reserve = env.cudagraph_mem_mib if "v2-cudagraph-memory-reserve" in effects else None
-    batched = env.max_num_batched_tokens or (
-        VLLM_DEFAULT_BATCHED_TOKENS if env.chunked_prefill is not False else env.max_model_len
-    )
-    return fm.VllmInputs(
-        shape=shape,
-        gpu=_gpu_spec(t, card),
-        tp=env.tp,
-        gpu_memory_utilization=env.gpu_memory_utilization or VLLM_DEFAULT_UTIL,
-        weights_bytes=artifact_bytes(artifact, f"{model.id}/{t.weights}", lock),
-        max_model_len=env.max_model_len,
-        max_num_seqs=env.max_num_seqs,
-        max_num_batched_tokens=batched,
-        kv_cache_dtype=env.kv_cache_dtype or "auto",
-        model_dtype=arch.dtype
-        if env.dtype in (None, "auto")
-        else ("float16" if env.dtype == "half" else env.dtype),
-        drafter=drafter_spec(registry, t, shape, lock),
-        num_speculative_tokens=t.spec_n,
-        kv_cache_memory_bytes=env.kv_cache_memory,
-        cudagraph_capture_size=env.cudagraph_max_capture,
-        cudagraph_reserve_bytes=reserve * MIB if reserve else None,
-        enforce_eager="--enforce-eager" in t.profile.serve.extra_args,
-        mamba_cache_mode=env.mamba_cache_mode
-        or ("align" if env.prefix_caching is not False else "none"),
-        mamba_ssm_cache_dtype=env.mamba_ssm_cache_dtype or "auto",
-        weight_format=_weight_format(artifact, t.gpu),
-        prefer_padding_sliding_window_groups="prefer-padding-sliding-window-groups" in effects,
-    )
-
-
-def llamacpp_inputs(registry: Registry, t: Target, lock: Lock | None) -> fm.LlamaCppInputs:
-    model = registry.models[t.profile.model]
-    env, p = t.envelope, t.profile
-    cards = 1 if env.split_mode == "none" else env.tp
-    mmproj = model.artifacts[p.mmproj] if p.mmproj else None
-    drafter = registry.drafters[p.drafter.id] if p.drafter else None
-    return fm.LlamaCppInputs(
-        shape=model_shape(model.architecture, model.id),
-        gpus=tuple(_gpu_spec(t, i) for i in range(cards)),
-        n_ctx=env.max_model_len,
-        weights_bytes=artifact_bytes(model.artifacts[t.weights], f"{model.id}/{t.weights}", lock),
-        cache_type_k=env.kv_cache_dtype or "f16",
-        cache_type_v=env.kv_cache_dtype_v or env.kv_cache_dtype or "f16",
-        n_parallel=env.max_num_seqs,
-        n_ubatch=env.ubatch_size or 512,
-        flash_attn=env.flash_attn is not False,
-        mmproj_bytes=artifact_bytes(mmproj, f"{model.id}/{p.mmproj}", lock) if mmproj else 0,
-        mtp_draft=bool(drafter and drafter.builtin and drafter.method == "mtp" and t.spec_n),
-        n_gpu_layers=999 if env.gpu_layers in (None, "all") else int(env.gpu_layers),
-        tensor_split=tuple(env.tensor_split) or None,
-    )
+def tightest_card(t: Target, cards: int) -> int:
+    """The card whose memory binds: every rank sizes the same pool, the smallest one wins."""
+    specs = [gpu_spec(t, i) for i in range(cards)]
+    return min(range(cards), key=lambda i: specs[i].cuda_total - specs[i].desktop_reservation_bytes)

@@ -3,85 +3,47 @@
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import replace
 from typing import Any
 
 from ..errors import UsageError, suggest
 from ..hub.lock import Lock, LockError, read_lock
-from ..model import Gpu, Profile, Rig
+from ..model import Engine, Gpu, Profile, Rig
 from ..model.model import Architecture, Artifact
 from ..model.profile import Envelope
 from ..registry import Registry
 from . import formulas as fm
-from .inputs import VLLM_DEFAULT_UTIL, FitError, Target, llamacpp_inputs, vllm_inputs
+from .engine_inputs import llamacpp_inputs, sglang_inputs, vllm_inputs
+from .inputs import VLLM_DEFAULT_UTIL, FitError, Target
+from .options import FitOptions, FitResult
+from .rigs import find_rig, rig_gpus
 
 MIB = 1 << 20
 GIB = 1 << 30
-MODELLED_ENGINES = ("vllm", "llama.cpp")
-VLLM_ONLY = ("gpu_util", "kv_cache_memory", "max_num_batched_tokens")
+MODELLED_ENGINES = ("vllm", "llama.cpp", "sglang")
+VLLM_ONLY = (
+    "kv_cache_memory",
+    "max_num_batched_tokens",
+    "mamba_cache_mode",
+    "cudagraph_max_capture",
+)
+# Options llama.cpp has no use for (SGLang reads --gpu-util as its static memory fraction).
+NOT_LLAMACPP = ("gpu_util", "prefix_caching", "enforce_eager")
+# Offload modes the fit models: llama.cpp keeping the routed experts on the host.
+MODELLED_OFFLOAD = {"llama.cpp": ("cpu-experts",)}
 
-
-@dataclass(frozen=True)
-class FitOptions:
-    """What-if overrides (None keeps the profile's value) and the report format."""
-
-    profile: str | None = None
-    rig: str | None = None
-    tp: int | None = None
-    gpu_util: float | None = None
-    kv_dtype: str | None = None
-    max_model_len: int | None = None
-    max_num_seqs: int | None = None
-    max_num_batched_tokens: int | None = None
-    spec_n: int | None = None
-    kv_cache_memory: int | None = None
-    weights: str | None = None
-    fmt: str = "text"
-    calibration: bool = False
-
-    def what_ifs(self) -> dict[str, Any]:
-        skip = {"profile", "fmt", "calibration"}
-        return {
-            f.name: getattr(self, f.name)
-            for f in fields(self)
-            if f.name not in skip and getattr(self, f.name) is not None
-        }
-
-
-@dataclass(frozen=True)
-class FitResult:
-    profile: str
-    engine: str
-    rig: str
-    gpu: str
-    tp: int
-    gpus: int
-    weights: str
-    weights_bytes: int
-    kv_cache_dtype: str
-    gpu_memory_utilization: float | None
-    spec_n: int
-    max_model_len: int
-    max_num_seqs: int
-    kv_pool_tokens: int
-    kv_pool_bytes_per_gpu: int
-    kv_bytes_per_token_per_gpu: int
-    kv_cache_bytes: int  # KV bytes summed over every GPU
-    max_concurrency: float
-    boots: bool
-    fits: bool
-    within_policy: bool
-    # vLLM: pool minus max_model_len x max_num_seqs; llama.cpp: context the tightest GPU
-    # could still add. Negative is a shortfall.
-    headroom_tokens: int
-    free_bytes: int  # physical slack of the tightest GPU
-    budget: dict[str, int]  # the tightest GPU
-    budgets: list[dict[str, int]] = field(default_factory=list)  # every GPU used
-    tp_capped_from: int | None = None
-    notes: list[str] = field(default_factory=list)
-
-    def as_json(self) -> dict[str, Any]:
-        return asdict(self)
+__all__ = [
+    "GIB",
+    "MIB",
+    "MODELLED_ENGINES",
+    "FitOptions",
+    "FitResult",
+    "find_rig",
+    "fit_profile",
+    "predict",
+    "read_lock_or_none",
+    "retarget",
+]
 
 
 def _pick(table: dict[str, Any], name: str, what: str) -> Any:
@@ -90,11 +52,6 @@ def _pick(table: dict[str, Any], name: str, what: str) -> Any:
     close = suggest(name, list(table))
     hint = f"did you mean {close!r}?" if close else "known: " + ", ".join(sorted(table))
     raise UsageError(f"no {what} {name!r} ({hint})")
-
-
-def find_rig(registry: Registry, name: str) -> Rig:
-    rig: Rig = _pick(registry.rigs, name, "rig")
-    return rig
 
 
 def _valid_tp(tp: int, arch: Architecture) -> bool:
@@ -106,30 +63,30 @@ def _tp(asked: int | None, env: Envelope, rig: Rig, arch: Architecture, engine: 
     tp = asked or env.tp
     if asked is not None and asked > rig.count:
         raise UsageError(f"--tp {asked} needs {asked} GPUs; rig {rig.id} has {rig.count}")
-    if asked is not None and engine == "vllm" and not _valid_tp(asked, arch):
+    if asked is not None and engine != "llama.cpp" and not _valid_tp(asked, arch):
         raise UsageError(
             f"--tp {asked} must divide the {arch.num_attention_heads} attention heads "
             f"and divide or be a multiple of the {arch.num_kv_heads} KV heads"
         )
     if tp <= rig.count:
         return tp
-    return max(t for t in range(1, rig.count + 1) if engine != "vllm" or _valid_tp(t, arch))
+    return max(t for t in range(1, rig.count + 1) if engine == "llama.cpp" or _valid_tp(t, arch))
 
 
-def _check_kv_dtype(registry: Registry, profile: Profile, engine: str, dtype: str) -> None:
-    known = registry.engines[profile.engine].kv_cache_dtypes
+def _check_kv_dtype(engine: Engine, dtype: str) -> None:
+    known = engine.kv_cache_dtypes
     try:
-        if engine == "vllm":
-            fm.vllm_dtype_bytes(dtype)
-        else:
+        if engine.kind == "llama.cpp":
             fm.llamacpp_row_bytes(dtype, 32)
+        else:
+            fm.vllm_dtype_bytes(dtype)
         ok = not known or dtype in known
     except ValueError:
         ok = False
     if not ok:
         close = suggest(dtype, known)
         hint = f"did you mean {close!r}?" if close else "one of " + ", ".join(known)
-        raise UsageError(f"{engine} has no KV dtype {dtype!r} ({hint})")
+        raise UsageError(f"{engine.kind} has no KV dtype {dtype!r} ({hint})")
 
 
 def _check_weights(registry: Registry, profile: Profile, engine: str, variant: str) -> None:
@@ -160,7 +117,7 @@ def _engine_defaults(engine: str, env: Envelope, notes: list[str]) -> Envelope:
         )
         return env.model_copy(update={"tensor_split": []})
     if env.kv_cache_dtype is None:
-        default = "auto" if engine == "vllm" else "f16"
+        default = "f16" if engine == "llama.cpp" else "auto"
         notes.append(f"KV-cache dtype unset: {engine}'s default ({default})")
         env = env.model_copy(update={"kv_cache_dtype": default})
     if engine == "vllm" and env.gpu_memory_utilization is None:
@@ -174,28 +131,29 @@ def _engine_defaults(engine: str, env: Envelope, notes: list[str]) -> Envelope:
     return env
 
 
-def retarget(
-    registry: Registry, profile: Profile, opts: FitOptions, rig: Rig | None = None
-) -> Target:
-    """Validates the overrides and applies them: the profile as it will be fitted."""
-    engine = registry.engines[profile.engine].kind
-    if engine not in MODELLED_ENGINES:
-        raise UsageError(f"fit models vLLM and llama.cpp; {profile.id} runs {engine}")
-    if profile.envelope.offload is not None:
-        raise FitError(
-            f"{profile.id} keeps weights off the GPUs ({profile.envelope.offload}); "
-            "fit does not model offload"
+def _engine_entry(registry: Registry, profile: Profile, asked: str | None) -> Engine:
+    if asked is None:
+        return registry.engines[profile.engine]
+    engine: Engine = _pick(registry.engines, asked, "engine")
+    own = registry.engines[profile.engine]
+    if engine.kind != own.kind:
+        raise UsageError(
+            f"--engine {asked} is {engine.kind}; {profile.id} runs {own.kind} "
+            f"({own.id}): fit compares releases of the same engine"
         )
-    given = [n for n in VLLM_ONLY if getattr(opts, n) is not None]
-    if engine != "vllm" and given:
-        raise UsageError(f"--{given[0].replace('_', '-')} applies to vLLM profiles only")
-    rig = rig or find_rig(registry, opts.rig or profile.rig)
-    arch = registry.models[profile.model].architecture
-    if opts.weights:
-        _check_weights(registry, profile, engine, opts.weights)
-    if opts.kv_dtype:
-        _check_kv_dtype(registry, profile, engine, opts.kv_dtype)
-    tp = _tp(opts.tp, profile.envelope, rig, arch, engine)
+    return engine
+
+
+def _check_offload(profile: Profile, engine: str) -> None:
+    offload = profile.envelope.offload
+    if offload is not None and offload not in MODELLED_OFFLOAD.get(engine, ()):
+        raise FitError(
+            f"{profile.id} keeps weights off the GPUs ({offload}); fit models that for "
+            "llama.cpp's cpu-experts only"
+        )
+
+
+def _apply(profile: Profile, opts: FitOptions, tp: int) -> Envelope:
     updates = {
         "tp": tp,
         "kv_cache_dtype": opts.kv_dtype,
@@ -204,18 +162,32 @@ def retarget(
         "max_num_seqs": opts.max_num_seqs,
         "max_num_batched_tokens": opts.max_num_batched_tokens,
         "kv_cache_memory": opts.kv_cache_memory,
+        "prefix_caching": opts.prefix_caching,
+        "mamba_cache_mode": opts.mamba_cache_mode,
+        "cudagraph_max_capture": opts.cudagraph_max_capture,
+        "enforce_eager": opts.enforce_eager,
     }
-    env = profile.envelope.model_copy(update={k: v for k, v in updates.items() if v is not None})
-    notes: list[str] = []
-    capped = None if opts.tp or tp == profile.envelope.tp else profile.envelope.tp
-    if capped:
-        notes.append(f"TP {capped} capped to {tp}: rig {rig.id} has {rig.count} GPU(s)")
-    env = _engine_defaults(engine, env, notes)
-    if env.max_model_len > arch.max_position_embeddings:
-        notes.append(
-            f"max_model_len {env.max_model_len:,} exceeds the model's "
-            f"{arch.max_position_embeddings:,}; vLLM refuses it without an override"
-        )
+    return profile.envelope.model_copy(update={k: v for k, v in updates.items() if v is not None})
+
+
+def _validate(registry: Registry, profile: Profile, opts: FitOptions, entry: Engine) -> None:
+    engine = entry.kind
+    if engine not in MODELLED_ENGINES:
+        raise UsageError(f"fit models vLLM, llama.cpp and SGLang; {profile.id} runs {engine}")
+    _check_offload(profile, engine)
+    given = [n for n in VLLM_ONLY if getattr(opts, n) is not None]
+    if engine != "vllm" and given:
+        raise UsageError(f"--{given[0].replace('_', '-')} applies to vLLM profiles only")
+    given = [n for n in NOT_LLAMACPP if getattr(opts, n) is not None]
+    if engine == "llama.cpp" and given:
+        raise UsageError(f"--{given[0].replace('_', '-')} applies to vLLM and SGLang profiles only")
+    if opts.weights:
+        _check_weights(registry, profile, engine, opts.weights)
+    if opts.kv_dtype:
+        _check_kv_dtype(entry, opts.kv_dtype)
+
+
+def _policy(env: Envelope, rig: Rig, notes: list[str]) -> bool:
     util, cap = env.gpu_memory_utilization, rig.policy.max_gpu_memory_utilization
     within = not (util is not None and cap is not None and util > cap)
     if not within:
@@ -223,14 +195,45 @@ def retarget(
             f"util {util} exceeds rig {rig.id}'s policy of {cap}"
             + (f" ({rig.policy.reason})" if rig.policy.reason else "")
         )
+    return within
+
+
+def retarget(
+    registry: Registry, profile: Profile, opts: FitOptions, rig: Rig | None = None
+) -> Target:
+    """Validates the overrides and applies them: the profile as it will be fitted."""
+    entry = _engine_entry(registry, profile, opts.engine)
+    engine = entry.kind
+    _validate(registry, profile, opts, entry)
+    rig = rig or find_rig(registry, opts.rig or profile.rig)
+    arch = registry.models[profile.model].architecture
+    tp = _tp(opts.tp, profile.envelope, rig, arch, engine)
+    notes: list[str] = []
+    if entry.id != profile.engine:
+        notes.append(f"engine {entry.id} instead of the profile's {profile.engine}")
+    capped = None if opts.tp or tp == profile.envelope.tp else profile.envelope.tp
+    if capped:
+        notes.append(f"TP {capped} capped to {tp}: rig {rig.id} has {rig.count} GPU(s)")
+    env = _engine_defaults(engine, _apply(profile, opts, tp), notes)
+    if env.max_model_len > arch.max_position_embeddings:
+        notes.append(
+            f"max_model_len {env.max_model_len:,} exceeds the model's "
+            f"{arch.max_position_embeddings:,}; vLLM refuses it without an override"
+        )
+    within = _policy(env, rig, notes)
+    gpus = tuple(rig_gpus(registry, rig))
     gpu: Gpu = registry.gpus[rig.gpu]
     spec_n = _spec_n(registry, profile, opts.spec_n)
     weights = opts.weights or profile.weights
-    return Target(profile, rig, gpu, engine, env, weights, spec_n, capped, within, tuple(notes))
+    return Target(
+        profile, rig, gpu, engine, env, weights, spec_n, capped, within, tuple(notes),
+        engine_entry=entry, gpus=gpus, constants=opts.constants,
+    )  # fmt: skip
 
 
 def _result(t: Target, weights_bytes: int, **values: Any) -> FitResult:
     env = t.envelope
+    entry = t.engine_entry
     return FitResult(
         profile=t.profile.id,
         engine=t.engine,
@@ -247,25 +250,49 @@ def _result(t: Target, weights_bytes: int, **values: Any) -> FitResult:
         within_policy=t.within_policy,
         tp_capped_from=t.tp_capped_from,
         notes=list(t.notes),
+        engine_id=entry.id if entry else "",
+        engine_version=entry.version if entry else None,
+        cards=[g.id for g in t.gpus],
         **values,
     )
 
 
 def predict(registry: Registry, t: Target, lock: Lock | None = None) -> FitResult:
     try:
-        return (
-            _predict_vllm(registry, t, lock)
-            if t.engine == "vllm"
-            else _predict_llamacpp(registry, t, lock)
-        )
+        if t.engine == "vllm":
+            return _predict_vllm(registry, t, lock)
+        if t.engine == "sglang":
+            return _predict_sglang(registry, t, lock)
+        return _predict_llamacpp(registry, t, lock)
     except ValueError as exc:  # fitmath rejects a dtype or shape the registry holds
         raise FitError(f"{t.profile.id}: {exc}") from exc
+
+
+def _accounting_note(inputs: fm.VllmInputs) -> list[str]:
+    """Why this release's pool differs from the other accounting's, in bytes."""
+    slack, buffers = fm.allocator_slack(inputs), fm.persistent_buffers(inputs)
+    if inputs.engine.non_kv_accounting == "free-memory":
+        path = "after Marlin's 4-bit repack" if inputs.weight_path == "marlin4" else "of the load"
+        return [
+            f"free-memory accounting (vLLM >= 0.27) charges {slack / GIB:.2f} GiB of "
+            f"caching-allocator slack {path} and {buffers / GIB:.2f} GiB of runner/drafter "
+            "buffers allocated outside model loading; vLLM <= 0.26 charged neither"
+        ]
+    if buffers:
+        return [
+            f"torch-reserved accounting (vLLM <= 0.26) does not charge the {buffers / GIB:.2f} "
+            "GiB of runner/drafter buffers allocated outside model loading (resident all the same)"
+        ]
+    return []
 
 
 def _predict_vllm(registry: Registry, t: Target, lock: Lock | None) -> FitResult:
     inputs = vllm_inputs(registry, t, lock)
     fit = fm.predict_vllm(inputs)
+    t = replace(t, notes=(*t.notes, *_accounting_note(inputs)))
     budget = fit.budget.as_dict()
+    b = fit.budget
+    per_gpu = b.total - b.free - b.desktop_reservation  # resident, as nvidia-smi counts it
     return _result(
         t,
         inputs.weights_bytes,
@@ -281,6 +308,10 @@ def _predict_vllm(registry: Registry, t: Target, lock: Lock | None) -> FitResult
         free_bytes=fit.budget.free,
         budget=budget,
         budgets=[budget],
+        accounting=inputs.engine.non_kv_accounting,
+        kv_available_bytes=fit.kv_available_bytes,
+        capture_sizes=fit.capture_sizes,
+        used_bytes=per_gpu * inputs.tp,
     )
 
 
@@ -293,6 +324,7 @@ def _predict_llamacpp(registry: Registry, t: Target, lock: Lock | None) -> FitRe
     headroom = fit.headroom_tokens
     if not fit.fits and per_token:
         headroom = -math.ceil(-fit.headroom_bytes / per_token)
+    used = sum(b.total - b.free - b.desktop_reservation for b in fit.budgets)
     return _result(
         t,
         inputs.weights_bytes,
@@ -308,6 +340,38 @@ def _predict_llamacpp(registry: Registry, t: Target, lock: Lock | None) -> FitRe
         free_bytes=fit.headroom_bytes,
         budget=fit.budgets[dev].as_dict(),
         budgets=[b.as_dict() for b in fit.budgets],
+        used_bytes=used,
+    )
+
+
+def _predict_sglang(registry: Registry, t: Target, lock: Lock | None) -> FitResult:
+    inputs = sglang_inputs(registry, t, lock)
+    fit = fm.predict_sglang(inputs)
+    budget = {
+        "total": inputs.gpu.cuda_total,
+        "free_at_start": fit.free_at_start,
+        "static_fraction": fit.static_bytes_per_gpu,
+        "weights": fit.weights_per_gpu,
+        "mamba_pool": fit.mamba_pool_bytes_per_gpu,
+        "kv_pool": fit.kv_pool_bytes_per_gpu,
+        "outside_static": fit.outside_static,
+    }
+    return _result(
+        t,
+        inputs.weights_bytes,
+        gpus=inputs.tp,
+        kv_pool_tokens=fit.kv_pool_tokens,
+        kv_pool_bytes_per_gpu=fit.kv_pool_bytes_per_gpu,
+        kv_bytes_per_token_per_gpu=fit.kv_bytes_per_token_per_gpu,
+        kv_cache_bytes=fit.kv_pool_bytes_per_gpu * inputs.tp,
+        max_concurrency=round(fit.kv_pool_tokens / inputs.context_length, 3),
+        boots=fit.kv_pool_tokens > 0,
+        fits=fit.fits,
+        headroom_tokens=fit.headroom_tokens,
+        free_bytes=fit.outside_static,
+        budget=budget,
+        budgets=[budget],
+        used_bytes=(inputs.gpu.cuda_total - fit.outside_static) * inputs.tp,
     )
 
 

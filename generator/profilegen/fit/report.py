@@ -1,9 +1,13 @@
-"""Fit results for people: the per-GPU budget table, the verdict and the calibration table."""
+"""Fit results for people: the per-GPU budget table, the verdict and the calibration tables."""
 
 from __future__ import annotations
 
-from .calibrate import TOLERANCE, CalibrationPoint
-from .predict import GIB, MIB, FitResult
+from .calibrate import CalibrationPoint, ConstantCheck
+from .fromlog import LogFit
+from .options import FitResult
+
+MIB = 1 << 20
+GIB = 1 << 30
 
 _VLLM_ROWS = (
     ("total", "total (CUDA view)", 0),
@@ -13,6 +17,7 @@ _VLLM_ROWS = (
     ("activations", "activations", 1),
     ("cuda_graphs", "CUDA graphs", 1),
     ("runtime_overhead", "runtime overhead", 1),
+    ("profiler_extra", "profiler extra", 1),
     ("kv_pool", "KV pool", 1),
     ("desktop_reservation", "desktop reservation", 0),
     ("unaccounted", "outside vLLM (context, graphs)", 0),
@@ -29,31 +34,60 @@ _LLAMACPP_ROWS = (
     ("desktop_reservation", "desktop reservation", 0),
     ("free", "free", 0),
 )
+_SGLANG_ROWS = (
+    ("total", "total (CUDA view)", 0),
+    ("free_at_start", "free at start-up", 0),
+    ("static_fraction", "static fraction", 1),
+    ("weights", "weights", 2),
+    ("mamba_pool", "recurrent-state pool", 2),
+    ("kv_pool", "KV pool", 2),
+    ("outside_static", "left for activations, graphs", 1),
+)
+ACCOUNTING = {
+    "torch-reserved": "non-KV = weights + non-torch growth + activation peak (vLLM <= 0.26)",
+    "free-memory": "non-KV = drop in free memory + transient peak (vLLM >= 0.27): also "
+    "charges allocator slack and buffers allocated outside model loading",
+}
 
 
 def _gib(n: int) -> str:
     return f"{n / GIB:.2f}"
 
 
-def format_text(r: FitResult) -> str:
+def _rows(r: FitResult) -> tuple[tuple[str, str, int], ...]:
+    if r.engine == "vllm":
+        return _VLLM_ROWS
+    return _SGLANG_ROWS if r.engine == "sglang" else _LLAMACPP_ROWS
+
+
+def _header(r: FitResult) -> list[str]:
     util = "" if r.gpu_memory_utilization is None else f", util {r.gpu_memory_utilization}"
+    version = f" {r.engine_version}" if r.engine_version else ""
+    cards = f"{r.gpus} x {r.gpu}"
+    if len(set(r.cards)) > 1:
+        cards = " + ".join(r.cards) + f", sized by the {r.gpu}"
     lines = [
-        f"{r.profile}: {r.engine}, TP {r.tp} on {r.rig} ({r.gpus} x {r.gpu})",
+        f"{r.profile}: {r.engine}{version} ({r.engine_id}), TP {r.tp} on {r.rig} ({cards})",
         f"weights {r.weights} ({r.weights_bytes / 1e9:.2f} GB), {r.kv_cache_dtype} KV{util}"
         f", spec n={r.spec_n}",
-        "",
     ]
-    rows = _VLLM_ROWS if r.engine == "vllm" else _LLAMACPP_ROWS
-    heads = ["per GPU"] if r.engine == "vllm" else [f"GPU {i}" for i in range(len(r.budgets))]
+    if r.accounting:
+        lines.append(f"accounting: {r.accounting} ({ACCOUNTING[r.accounting]})")
+    return [*lines, ""]
+
+
+def format_text(r: FitResult) -> str:
+    lines = _header(r)
+    heads = ["per GPU"] if r.engine != "llama.cpp" else [f"GPU {i}" for i in range(len(r.budgets))]
     lines.append(f"{'GiB':<34}" + "".join(f"{h:>9}" for h in heads))
-    for key, label, depth in rows:
+    for key, label, depth in _rows(r):
         cells = "".join(f"{_gib(b[key]):>9}" for b in r.budgets)
         lines.append(f"{'  ' * depth + label:<34}{cells}")
-    if r.engine == "vllm":
+    if r.engine == "llama.cpp":  # llama.cpp's -c is one buffer that the slots share
+        need, why = r.max_model_len, f"-c {r.max_model_len:,} shared by {r.max_num_seqs} slot(s)"
+    else:
         need = r.max_model_len * r.max_num_seqs
         why = f"max_model_len {r.max_model_len:,} x {r.max_num_seqs} seq"
-    else:  # llama.cpp's -c is one buffer that the slots share
-        need, why = r.max_model_len, f"-c {r.max_model_len:,} shared by {r.max_num_seqs} slot(s)"
     lines += [
         "",
         f"KV pool   {r.kv_pool_tokens:>11,} tokens  "
@@ -68,7 +102,7 @@ def format_text(r: FitResult) -> str:
 def _verdict(r: FitResult) -> str:
     if r.fits:
         return f"FITS, {r.headroom_tokens:,} tokens of headroom"
-    if r.engine == "vllm" and not r.boots:
+    if r.engine != "llama.cpp" and not r.boots:
         return f"DOES NOT BOOT: one {r.max_model_len:,}-token request exceeds the pool"
     if r.free_bytes < 0:
         return f"DOES NOT FIT: {(-r.free_bytes) / MIB:,.0f} MiB over the card's memory"
@@ -78,18 +112,66 @@ def _verdict(r: FitResult) -> str:
     )
 
 
-def format_calibration(points: list[CalibrationPoint]) -> str:
+def format_calibration(points: list[CalibrationPoint], title: str = "calibration") -> str:
     lines = [
-        f"{'profile':<34}{'evidence':<16}{'quantity':<17}{'measured':>15}{'predicted':>15}  error"
+        f"{'record':<34}{'engine':<27}{'quantity':<16}{'measured':>12}{'predicted':>12}"
+        "   error  status"
     ]
     for p in points:
-        mark = "ok" if p.within else "DRIFT"
-        mark = mark if p.counted else "not counted"
+        tol = f" (±{p.tolerance:.0%})" if p.tolerance != 0.05 else ""
+        extra = f" [{', '.join(p.fitted)}]" if p.fitted else ""
         lines.append(
-            f"{p.profile:<34}{f'#{p.evidence} {p.date}':<16}{p.quantity:<17}"
-            f"{p.measured:>15,}{p.predicted:>15,}  {p.error:+.1%} {mark}"
+            f"{p.key:<34}{p.engine:<27}{p.quantity:<16}{p.measured:>12,}{p.predicted:>12,}"
+            f"  {p.error:+6.1%}  {p.status}{tol}{extra}"
         )
-    bad = [p for p in points if p.counted and not p.within]
-    verdict = f"{len(bad)} outside" if bad else "all within"
-    lines.append(f"calibration: {len(points)} points, {verdict} ±{TOLERANCE:.0%}")
+    counted = [p for p in points if p.counted and not p.fitted and not p.sole]
+    off = [p for p in counted if not p.within]
+    fitted = sum(1 for p in points if p.counted and (p.fitted or p.sole))
+    skipped = sum(1 for p in points if not p.counted)
+    verdict = f"{len(off)} off" if off else "all within tolerance"
+    lines.append(
+        f"{title}: {len(counted)} predictions ({verdict}), {fitted} fitted, {skipped} not counted"
+    )
+    return "\n".join(lines)
+
+
+def _size(n: float) -> str:
+    return f"{n / MIB:,.0f} MiB" if abs(n) >= MIB else f"{n / 1024:,.0f} KiB"
+
+
+def format_constants(checks: list[ConstantCheck]) -> str:
+    lines = [f"{'constant':<34}{'stored':>12}{'refit':>12}  fitted to"]
+    for c in checks:
+        mark = "  STALE (update the stored value)" if c.stale else ""
+        where = ", ".join(c.points) or "(no record)"
+        lines.append(f"{c.name:<34}{_size(c.stored):>12}{_size(c.refit):>12}  {where}{mark}")
+    return "\n".join(lines)
+
+
+def _value(n: float, unit: str) -> str:
+    if unit == "bytes":
+        return f"{n / GIB:.2f} GiB"
+    return f"{n:.2f}x" if unit == "x" else f"{n:,.0f}"
+
+
+def format_log_fit(fit: LogFit) -> str:
+    log, r = fit.log, fit.result
+    version = f" {log.version}" if log.version else ""
+    lines = [
+        f"log: {log.engine}{version} -> profile {fit.profile} on {fit.engine}, rig {r.rig}",
+    ]
+    if fit.settings:
+        shown = ", ".join(f"{k}={v}" for k, v in fit.settings.items())
+        lines.append(f"settings that differ from the profile: {shown}")
+    if r.accounting:
+        lines.append(f"accounting: {r.accounting} ({ACCOUNTING[r.accounting]})")
+    lines += ["", f"{'term':<26}{'predicted':>16}{'measured':>16}   error"]
+    for t in fit.terms:
+        lines.append(
+            f"{t.name:<26}{_value(t.predicted, t.unit):>16}{_value(t.measured, t.unit):>16}"
+            f"  {t.error:+6.1%}"
+        )
+    if not fit.terms:
+        lines.append("(the log states no figure fit predicts)")
+    lines += [f"note: {n}" for n in fit.notes]
     return "\n".join(lines)

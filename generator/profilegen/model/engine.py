@@ -35,6 +35,43 @@ class Tunable(Strict):
         return self
 
 
+class EngineMemory(Strict):
+    """How this build sizes its KV pool: the facts `fit` needs that change between versions.
+
+    vLLM sizes the pool as gpu_memory_utilization x total minus what its start-up profiler
+    charges as non-KV memory; what it charges is a property of the release.
+    """
+
+    # vLLM's non-KV accounting (vllm/utils/mem_utils.py memory_profiling):
+    # torch-reserved: weights (torch-allocated while loading) + growth of non-torch memory
+    #   (cuda used - torch reserved) + the activation peak above what was allocated when the
+    #   profile run began (v0.26 and before);
+    # free-memory: the drop in cudaMemGetInfo free memory from the worker's init snapshot to
+    #   after the profile run + the transient peak above what is allocated after it (from
+    #   v0.27.0). It also charges what the first never did: caching-allocator slack left by
+    #   weight repacking, and buffers allocated outside model loading (runner, drafter).
+    non_kv_accounting: Literal["torch-reserved", "free-memory"] | None = None
+    # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS: the V1 runner's CUDA graphs are estimated and
+    # subtracted before sizing the pool (the default since v0.21.0).
+    cudagraph_estimate: bool = True
+    # Which models get vLLM's V2 model runner by default (hybrid models keep V1 throughout):
+    # none; qwen3 (Qwen3 dense, v0.22); llama-mistral-qwen3 (v0.23, #43458); dense (v0.25,
+    # #44443). DFlash drafts that mix sliding and full layers force V2 where `forces_v2`.
+    v2_runner_default: Literal["none", "qwen3", "llama-mistral-qwen3", "dense"] = "none"
+    dflash_forces_v2: bool = False
+    # The V2 runner's profile_cudagraph_memory returns 0 up to v0.28: its graphs land on top
+    # of the utilization budget unless a patch reserves them.
+    v2_cudagraphs_profiled: bool = False
+    # A KV connector running beside vLLM in the image (LMCache's MP server): its GPU memory
+    # grows while vLLM profiles and is charged to the budget.
+    kv_connector: Literal["lmcache"] | None = None
+    # SGLang: --mem-fraction-static is the share of the free memory at start-up (after the
+    # distributed init, before the weights) that weights and the KV pool may take.
+    static_fraction_of: Literal["free-at-start"] | None = None
+    # Where these facts were read (release notes, source files at the tag).
+    source: Text | None = None
+
+
 class Engine(Strict):
     id: Id
     kind: Literal["vllm", "llama.cpp", "sglang"]
@@ -91,6 +128,14 @@ class Engine(Strict):
     bare_switches: list[Annotated[str, StringConstraints(pattern=r"^[a-z_]+$")]] = Field(
         default_factory=list
     )
+    # The release the image carries (0.27.1; a fork names the upstream release it follows).
+    version: (
+        Annotated[
+            str, StringConstraints(pattern=r"^[0-9]+\.[0-9]+(\.[0-9]+)?([.+-][A-Za-z0-9.]+)?$")
+        ]
+        | None
+    ) = None
+    memory: EngineMemory | None = None
     notes: Text | None = None
 
     @model_validator(mode="after")

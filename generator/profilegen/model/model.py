@@ -62,14 +62,39 @@ class Artifact(Strict):
         )
 
 
+StateDtype = Literal["float32", "bfloat16", "float16"]
+
+
 class LinearAttention(Strict):
-    """Gated-DeltaNet style layers: a fixed recurrent state per sequence, no per-token KV."""
+    """Gated-DeltaNet style layers: a fixed recurrent state per sequence, no per-token KV.
+
+    They are the layers that are neither full nor sliding attention.
+    """
 
     num_key_heads: PositiveInt
     num_value_heads: PositiveInt
     key_head_dim: PositiveInt
     value_head_dim: PositiveInt
     conv_kernel: PositiveInt
+    # The recurrent (SSM) state's element type: config.json `mamba_ssm_dtype` (float32 in
+    # the Qwen3.5 family); the engine keeps it unless told otherwise.
+    state_dtype: StateDtype = "float32"
+
+
+class Mamba2(Strict):
+    """Mamba-2 (SSD) layers (Nemotron-H): a fixed conv + SSM state per sequence.
+
+    Counted apart from full_attention_layers; the other layers of such a model (MoE, MLP)
+    hold no cache at all.
+    """
+
+    layers: PositiveInt
+    num_heads: PositiveInt  # config.json mamba_num_heads
+    head_dim: PositiveInt  # mamba_head_dim
+    state_size: PositiveInt  # ssm_state_size
+    n_groups: PositiveInt = 1
+    conv_kernel: PositiveInt
+    state_dtype: StateDtype = "float32"
 
 
 class Moe(Strict):
@@ -79,17 +104,9 @@ class Moe(Strict):
     experts_per_token: PositiveInt
     moe_intermediate_size: PositiveInt | None = None
     shared_experts: Annotated[int, Field(ge=0)] = 0
-
-
-class Mamba(Strict):
-    """Mamba-2 layers (Nemotron-H): a fixed SSM and conv state per sequence, no per-token KV."""
-
-    layers: PositiveInt
-    num_heads: PositiveInt
-    head_dim: PositiveInt
-    state_size: PositiveInt
-    n_groups: PositiveInt = 1
-    conv_kernel: PositiveInt
+    shared_intermediate_size: PositiveInt | None = None
+    # Layers with an expert block; unset: every layer (Nemotron-H and Inkling have fewer).
+    layers: PositiveInt | None = None
 
 
 class Architecture(Strict):
@@ -104,10 +121,20 @@ class Architecture(Strict):
     vocab_size: PositiveInt | None = None
     max_position_embeddings: PositiveInt
     linear_attention: LinearAttention | None = None
-    mamba: Mamba | None = None
+    mamba: Mamba2 | None = None
     # Sliding-window attention (Gemma): these layers keep only the last `sliding_window` tokens.
     sliding_window: PositiveInt | None = None
     sliding_window_layers: Annotated[int, Field(ge=0)] = 0
+    # Where sliding layers differ from the full-attention ones (Gemma 4: 16 KV heads of 256
+    # on the sliding layers, num_global_key_value_heads of global_head_dim 512 on the full
+    # ones, which num_kv_heads and head_dim then describe). Unset: the same as the full ones.
+    sliding_kv_heads: PositiveInt | None = None
+    sliding_head_dim: PositiveInt | None = None
+    # The last layers that reuse an earlier layer's KV instead of keeping their own (Gemma 3n
+    # and the small Gemma 4 models: num_kv_shared_layers).
+    kv_shared_layers: Annotated[int, Field(ge=0)] = 0
+    # Diffusion LMs (DiffusionGemma) denoise a canvas of this many tokens per step.
+    diffusion_canvas: PositiveInt | None = None
     moe: Moe | None = None
     mtp_layers: Annotated[int, Field(ge=0)] = 0
     # config.json attn_output_gate (Qwen3-Next family): q_proj is twice as wide.
@@ -125,20 +152,28 @@ class Architecture(Strict):
         if self.num_attention_heads % self.num_kv_heads:
             raise ValueError("num_kv_heads: num_attention_heads must be a multiple of num_kv_heads")
         hybrid = self.full_attention_layers < self.num_layers
-        other = self.linear_attention is not None or self.mamba is not None
-        if hybrid and not other and not self.sliding_window_layers:
+        if (
+            hybrid
+            and self.linear_attention is None
+            and self.mamba is None
+            and not self.sliding_window_layers
+        ):
             raise ValueError(
                 "full_attention_layers: a hybrid model (fewer full-attention layers than layers) "
                 "needs linear_attention, mamba or sliding-window layers"
             )
         if self.sliding_window_layers and self.sliding_window is None:
             raise ValueError("sliding_window: sliding-window layers need the window size")
-        kinds = self.full_attention_layers + self.sliding_window_layers
-        kinds += self.mamba.layers if self.mamba is not None else 0
-        if kinds > self.num_layers:
+        cached = self.full_attention_layers + self.sliding_window_layers
+        cached += self.mamba.layers if self.mamba else 0
+        if cached > self.num_layers:
             raise ValueError(
-                f"num_layers: full-attention, sliding-window and mamba layers add up to {kinds}, "
-                f"more than num_layers ({self.num_layers})"
+                f"num_layers: {cached} full, sliding and mamba layers exceed num_layers "
+                f"({self.num_layers})"
+            )
+        if self.sliding_kv_heads and self.num_attention_heads % self.sliding_kv_heads:
+            raise ValueError(
+                "sliding_kv_heads: num_attention_heads must be a multiple of sliding_kv_heads"
             )
         return self
 

@@ -232,11 +232,24 @@ class Measured(Strict):
     decode_tps_code: Annotated[float, Field(gt=0)] | None = None
     ttft_ms: list[Annotated[float, Field(gt=0)]] = Field(default_factory=list)
     prefill: list[PrefillPoint] = Field(default_factory=list)
+    # GPU memory in use, summed over the cards (nvidia-smi), at the moment the source says.
     peak_vram_mib: PositiveInt | None = None
-    # What the engine logs at start-up: vLLM "GPU KV cache size: N tokens".
+    # What the engine logs at start-up: vLLM "GPU KV cache size: N tokens", SGLang
+    # "KV Cache is allocated. #tokens: N".
     kv_pool_tokens: PositiveInt | None = None
-    # llama.cpp: the KV buffer it allocates, in bytes.
+    # vLLM "Maximum concurrency for L tokens per request: Xx".
+    max_concurrency: Annotated[float, Field(gt=0)] | None = None
+    # vLLM "Available KV cache memory: X GiB" (per GPU, the tightest worker), in bytes.
+    kv_available_bytes: PositiveInt | None = None
+    # vLLM "Model loading took X GiB" (per GPU: weights and drafter, torch-allocated).
+    weights_loaded_bytes: PositiveInt | None = None
+    # vLLM "Estimated CUDA graph memory: X GiB total" (per GPU).
+    cuda_graph_bytes: PositiveInt | None = None
+    # llama.cpp: the KV buffer it allocates, in bytes (summed over the cards).
     kv_buffer_bytes: PositiveInt | None = None
+    # llama.cpp: model and compute buffers on the GPUs, summed over the cards.
+    model_buffer_bytes: PositiveInt | None = None
+    compute_buffer_bytes: PositiveInt | None = None
     max_context_filled: PositiveInt | None = None
     verify_full: Annotated[str, StringConstraints(pattern=r"^[0-9]+/[0-9]+$")] | None = None
     verify_stress: Annotated[str, StringConstraints(pattern=r"^[0-9]+/[0-9]+$")] | None = None
@@ -254,20 +267,38 @@ class EvidenceSettings(Strict):
     kv_cache_dtype: Word | None = None
     max_model_len: PositiveInt | None = None
     max_num_seqs: PositiveInt | None = None
+    max_num_batched_tokens: PositiveInt | None = None
     spec_n: Annotated[int, Field(ge=0)] | None = None
     kv_cache_memory: PositiveInt | None = None
     tp: PositiveInt | None = None
+    prefix_caching: bool | None = None
+    mamba_cache_mode: Word | None = None
+    cudagraph_max_capture: PositiveInt | None = None
+    enforce_eager: bool | None = None
 
 
 class Evidence(Strict):
+    # A name for the record that fit's calibration refers to (unique in the registry).
+    key: Id | None = None
     date: IsoDate
     rig: Id
+    # The engine the boot ran on, where it is not the profile's (an older or newer release).
+    engine: Id | None = None
+    # The weights variant it loaded, where it is not the profile's.
+    weights: Id | None = None
     source: Text
     summary: Text | None = None
     settings: EvidenceSettings = EvidenceSettings()
     measured: Measured
+    # The source rounds its figures (622K, ~278K): calibration judges it at a wider tolerance.
+    rounded: bool = False
     # Fit calibration compares against this record unless it is marked out.
     calibration: bool = True
+    # Fit constants fitted to this record (`profilegen fit --calibration` lists them): it is
+    # reported as `fitted`, never as a prediction.
+    fitted: list[Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,63}$")]] = Field(
+        default_factory=list
+    )
 
 
 class Deviation(Strict):

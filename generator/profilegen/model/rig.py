@@ -1,4 +1,4 @@
-"""A rig: N identical GPUs, how they are connected, the host, and its policy."""
+"""A rig: N GPUs (identical, or listed card by card), how they are connected, the host, its policy."""
 
 from __future__ import annotations
 
@@ -25,8 +25,11 @@ class RigPolicy(Strict):
 class Rig(Strict):
     id: Id
     name: Text
+    # The cards' GPU; for a rig of mixed cards, the one with the least memory.
     gpu: Id
     count: PositiveInt
+    # Mixed rigs (a 3090 Ti next to a 3090): each card's GPU, in card order.
+    cards: list[Id] = Field(default_factory=list)
     interconnect: Interconnect = Interconnect()
     host_os: Literal["linux", "wsl2", "windows"] = "linux"
     # Index of a card that also drives a desktop: its compositor holds VRAM.
@@ -42,6 +45,8 @@ class Rig(Strict):
             raise ValueError(
                 f"desktop_gpu: desktop_gpu {self.desktop_gpu} is not one of the {self.count} cards"
             )
+        if self.cards and len(self.cards) != self.count:
+            raise ValueError(f"cards: cards lists {len(self.cards)} GPUs, rig has {self.count}")
         lanes = self.interconnect.pcie_lanes
         if lanes and len(lanes) != self.count:
             raise ValueError(

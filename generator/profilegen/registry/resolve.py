@@ -176,6 +176,9 @@ def check_references(registry: Registry, sink: FindingSink) -> None:
             registry.gpus,
             _broken(registry, "gpus"),
         )
+        for i, card in enumerate(rig.cards):
+            where = registry.where("rigs", rig.id, ("cards", i))
+            _ref(sink, where, "gpu", card, registry.gpus, _broken(registry, "gpus"))
     for patch in registry.patches.values():
         where = registry.where("patches", patch.id, ("engine",))
         _ref(sink, where, "engine", patch.engine, registry.engines, _broken(registry, "engines"))
@@ -267,3 +270,21 @@ def _profile_refs(registry: Registry, profile: Profile, sink: FindingSink) -> No
         _ref(
             sink, at("evidence", i, "rig"), "rig", ev.rig, registry.rigs, _broken(registry, "rigs")
         )
+        engines = registry.engines
+        _ref(
+            sink,
+            at("evidence", i, "engine"),
+            "engine",
+            ev.engine,
+            engines,
+            _broken(registry, "engines"),
+        )
+        if ev.weights is not None and profile.model in registry.models:
+            artifacts = registry.models[profile.model].artifacts
+            _ref(
+                sink,
+                at("evidence", i, "weights"),
+                f"weights variant of {profile.model}",
+                ev.weights,
+                artifacts,
+            )

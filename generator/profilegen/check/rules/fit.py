@@ -1,22 +1,48 @@
-"""Predicted capacity: each profile's context x concurrency fits the KV pool its rig leaves."""
+"""Predicted memory fit: what each profile's rig leaves for its KV pool, and its evidence."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from ...errors import Finding, ProfilegenError, Severity
+from ...fit.calibrate import TOLERANCE, check_names
 from ...fit.predict import MODELLED_ENGINES, FitOptions, FitResult, fit_profile, read_lock_or_none
+from ...model import Profile
 from .base import CheckContext, rule
 
 MIB = 1 << 20
 GIB = 1 << 30
+# A caveat that owns up to a profile not booting where it is declared.
+ACKNOWLEDGED = re.compile(
+    r"\b(cannot|can't|does not|doesn't|won't|will not|not to|never)\s+(boot|fit)\b", re.I
+)
+
+
+def _fits(ctx: CheckContext) -> dict[str, FitResult | str]:
+    """Every modelled profile fitted once per check, shared by the rules below."""
+    cached = ctx.cache.get("fit")
+    if isinstance(cached, dict):
+        return cached
+    reg = ctx.registry
+    lock = read_lock_or_none(reg)
+    out: dict[str, FitResult | str] = {}
+    for p in reg.concrete_profiles():
+        if reg.engines[p.engine].kind not in MODELLED_ENGINES:
+            continue
+        try:
+            out[p.id] = fit_profile(reg, p, FitOptions(), lock=lock)
+        except ProfilegenError as exc:
+            out[p.id] = str(exc)
+    ctx.cache["fit"] = out
+    return out
 
 
 def _problem(r: FitResult) -> tuple[str, str] | None:
     """What does not fit (message, remedy), with the predicted figures; None when it fits."""
-    if r.engine == "vllm" and r.headroom_tokens < 0:
+    if r.engine != "llama.cpp" and r.headroom_tokens < 0:
         need = r.max_model_len * r.max_num_seqs
-        boots = "" if r.boots else "; vLLM refuses to boot"
+        boots = "" if r.boots else "; the engine refuses to boot"
         return (
             f"predicted KV pool of {r.kv_pool_tokens:,} tokens is short of max_model_len "
             f"{r.max_model_len:,} x max_num_seqs {r.max_num_seqs} = {need:,} tokens "
@@ -47,21 +73,71 @@ def _problem(r: FitResult) -> tuple[str, str] | None:
 )
 def capacity(ctx: CheckContext) -> Iterator[Finding]:
     reg = ctx.registry
-    lock = read_lock_or_none(reg)
-    for p in reg.concrete_profiles():
-        if reg.engines[p.engine].kind not in MODELLED_ENGINES:
-            continue
+    for pid, result in _fits(ctx).items():
         # The profile's own file: its envelope is often inherited, but the fix lands here.
-        where = reg.where("profiles", p.id, ("id",))
-        try:
-            result = fit_profile(reg, p, FitOptions(), lock=lock)
-        except ProfilegenError as exc:
-            yield ctx.finding("fit-capacity", where, f"cannot predict the fit: {exc}")
+        where = reg.where("profiles", pid, ("id",))
+        if isinstance(result, str):
+            yield ctx.finding("fit-capacity", where, f"cannot predict the fit: {result}")
             continue
         problem = _problem(result)
         if problem:
             # A warning, not an error: some upstream profiles boot this way on purpose and
             # serve fewer full-length requests at once than max_num_seqs allows.
             message, remedy = problem
-            hint = f"{remedy}; see `profilegen fit {p.id}`"
+            hint = f"{remedy}; see `profilegen fit {pid}`"
             yield ctx.finding("fit-capacity", where, message, hint=hint)
+
+
+def cannot_boot(r: FitResult) -> str | None:
+    """Why fit predicts the profile cannot boot, beyond the model's own error; else None.
+
+    The engine's own start-up check must fail and the pool fall short of one max_model_len
+    request by more than the calibration tolerance (or the resident memory exceed the card
+    by as much): a shortfall inside the model's error is a warning (`fit-capacity`).
+    """
+    short = r.kv_pool_tokens < (1 - TOLERANCE) * r.max_model_len
+    if r.engine != "llama.cpp" and not r.boots and short:
+        return (
+            f"fit predicts it cannot boot on {r.rig}: a KV pool of {r.kv_pool_tokens:,} "
+            f"tokens for one {r.max_model_len:,}-token request ({r.max_concurrency:.2f}x)"
+        )
+    total = r.budget.get("total", 0)
+    if r.free_bytes < -TOLERANCE * total:
+        return (
+            f"fit predicts it cannot boot on {r.rig}: {-r.free_bytes / MIB:,.0f} MiB more "
+            f"than the {r.gpu} holds"
+        )
+    return None
+
+
+def _acknowledged(p: Profile) -> bool:
+    return any(ACKNOWLEDGED.search(c) for c in p.caveats)
+
+
+@rule(
+    "fit-boots",
+    "a profile fit predicts cannot boot on its rig says so in its caveats",
+    Severity.ERROR,
+)
+def boots(ctx: CheckContext) -> Iterator[Finding]:
+    reg = ctx.registry
+    for pid, result in _fits(ctx).items():
+        profile = reg.profiles[pid]
+        if isinstance(result, str) or profile.status == "retired":
+            continue
+        why = cannot_boot(result)
+        if why and not _acknowledged(profile):
+            where = reg.where("profiles", pid, ("caveats",))
+            hint = (
+                "fix the envelope, or add a caveat saying it does not boot there "
+                f"(see `profilegen fit {pid}`)"
+            )
+            yield ctx.finding("fit-boots", where, why, hint=hint)
+
+
+@rule("fit-evidence", "evidence keys are unique and name known fit constants", Severity.ERROR)
+def evidence(ctx: CheckContext) -> Iterator[Finding]:
+    reg = ctx.registry
+    for profile_id, index, message in check_names(reg):
+        where = reg.where("profiles", profile_id, ("evidence", index))
+        yield ctx.finding("fit-evidence", where, message)

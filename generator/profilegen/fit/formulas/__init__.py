@@ -1,39 +1,39 @@
-"""Pure VRAM / KV-cache fit math for vLLM v0.27 and llama.cpp (no I/O, stdlib only)."""
+"""Pure VRAM / KV-cache fit math for vLLM, llama.cpp and SGLang (no I/O, stdlib only)."""
 
 # Public API (names are stable; the registry glue builds these inputs):
-#   ModelShape, GpuSpec, DrafterSpec, VllmInputs, LlamaCppInputs      -- frozen inputs
-#   VllmBudget, VllmFit, LlamaCppGpuBudget, LlamaCppFit                -- frozen outputs
+#   ModelShape, GpuSpec, DrafterSpec, VllmEngineFacts, VllmInputs, LlamaCppInputs,
+#   SglangInputs                                                      -- frozen inputs
+#   VllmBudget, VllmFit, LlamaCppGpuBudget, LlamaCppFit, SglangFit    -- frozen outputs
+#   Constants, DEFAULT_CONSTANTS, CONSTANT_NAMES                       -- calibrated values
 #   predict_vllm(inputs) -> VllmFit
 #   predict_llamacpp(inputs) -> LlamaCppFit
+#   predict_sglang(inputs) -> SglangFit
 # Building blocks (all pure, all unit-tested): vllm_dtype_bytes, llamacpp_row_bytes,
 # kv_heads_per_gpu, attention_bytes_per_token, mamba_state_bytes, hybrid_block_size,
-# kv_group_size, weights_per_gpu, mtp_head_params, activation_peak_bytes,
-# gdn_prefill_scratch_bytes, llamacpp_kv_bytes_per_token, llamacpp_layer_devices.
+# kv_group_size, weights_per_gpu, mtp_head_params, activation_peak_bytes, ffn_width,
+# routed_expert_share, gdn_prefill_scratch_bytes, capture_sizes, persistent_buffers,
+# pool_layout, llamacpp_kv_bytes_per_token, llamacpp_layer_devices.
 #
 # Everything is per GPU unless a name says otherwise. Byte counts are ints.
 
 from __future__ import annotations
 
+from .calibrated import CONSTANT_NAMES, DEFAULT_CONSTANTS, Constants
 from .common import (
     ACT_HIDDEN_COPIES,
     ACT_INTERMEDIATE_COPIES,
     ACTIVATION_DTYPE_BYTES,
     CUDA_CONTEXT_BYTES,
-    CUDAGRAPH_BUFFERS_PER_LAYER,
     DRIVER_RESERVED_BYTES,
     GDN_CHUNK_SIZE,
     GIB,
     LLAMACPP_CTX_PADDING,
     LLAMACPP_MMPROJ_COMPUTE_BYTES,
-    LLAMACPP_RUNTIME_OVERHEAD_BYTES,
     LLAMACPP_STATE_DTYPE_BYTES,
     MIB,
     VLLM_DEFAULT_BLOCK_SIZE,
     VLLM_GROUP_SIZE_MAX_RATIO,
     VLLM_KERNEL_BLOCK_ALIGNMENT,
-    VLLM_RUNTIME_OVERHEAD_BYTES,
-    VLLM_TP_COMM_OVERHEAD_BYTES,
-    VLLM_V1_CUDAGRAPH_BASE_BYTES,
     VLLM_V2_CUDAGRAPH_UNRESERVED_BYTES,
     WEIGHT_VRAM_FACTORS,
     cdiv,
@@ -43,20 +43,24 @@ from .common import (
 from .layers import (
     activation_peak_bytes,
     attention_bytes_per_token,
+    ffn_width,
     gdn_prefill_scratch_bytes,
     hybrid_block_size,
     kv_group_size,
     kv_heads_per_gpu,
     mamba_state_bytes,
     mtp_head_params,
+    routed_expert_share,
     weights_per_gpu,
 )
 from .llamacpp import (
     llamacpp_kv_bytes_per_token,
     llamacpp_layer_devices,
     llamacpp_recurrent_state_bytes,
+    llamacpp_swa_cells,
     predict_llamacpp,
 )
+from .sglang import predict_sglang, sglang_cell_bytes, sglang_mamba_pool_bytes
 from .shapes import (
     DrafterSpec,
     GpuSpec,
@@ -64,46 +68,55 @@ from .shapes import (
     LlamaCppGpuBudget,
     LlamaCppInputs,
     ModelShape,
+    SglangFit,
+    SglangInputs,
     VllmBudget,
+    VllmEngineFacts,
     VllmFit,
     VllmInputs,
 )
-from .vllm import predict_vllm
+from .vllm import allocator_slack, capture_sizes, persistent_buffers, predict_vllm
+from .vllm_pool import PoolLayout, pool_layout, tokens_for_blocks
 
 __all__ = [
     "ACTIVATION_DTYPE_BYTES",
     "ACT_HIDDEN_COPIES",
     "ACT_INTERMEDIATE_COPIES",
-    "CUDAGRAPH_BUFFERS_PER_LAYER",
+    "CONSTANT_NAMES",
     "CUDA_CONTEXT_BYTES",
+    "DEFAULT_CONSTANTS",
     "DRIVER_RESERVED_BYTES",
+    "Constants",
     "DrafterSpec",
     "GDN_CHUNK_SIZE",
     "GIB",
     "GpuSpec",
     "LLAMACPP_CTX_PADDING",
     "LLAMACPP_MMPROJ_COMPUTE_BYTES",
-    "LLAMACPP_RUNTIME_OVERHEAD_BYTES",
     "LLAMACPP_STATE_DTYPE_BYTES",
     "LlamaCppFit",
     "LlamaCppGpuBudget",
     "LlamaCppInputs",
     "MIB",
     "ModelShape",
+    "PoolLayout",
+    "SglangFit",
+    "SglangInputs",
     "VLLM_DEFAULT_BLOCK_SIZE",
     "VLLM_GROUP_SIZE_MAX_RATIO",
     "VLLM_KERNEL_BLOCK_ALIGNMENT",
-    "VLLM_RUNTIME_OVERHEAD_BYTES",
-    "VLLM_TP_COMM_OVERHEAD_BYTES",
-    "VLLM_V1_CUDAGRAPH_BASE_BYTES",
     "VLLM_V2_CUDAGRAPH_UNRESERVED_BYTES",
     "VllmBudget",
+    "VllmEngineFacts",
     "VllmFit",
     "VllmInputs",
     "WEIGHT_VRAM_FACTORS",
     "activation_peak_bytes",
+    "allocator_slack",
     "attention_bytes_per_token",
+    "capture_sizes",
     "cdiv",
+    "ffn_width",
     "gdn_prefill_scratch_bytes",
     "hybrid_block_size",
     "kv_group_size",
@@ -112,10 +125,18 @@ __all__ = [
     "llamacpp_layer_devices",
     "llamacpp_recurrent_state_bytes",
     "llamacpp_row_bytes",
+    "llamacpp_swa_cells",
     "mamba_state_bytes",
     "mtp_head_params",
+    "persistent_buffers",
+    "pool_layout",
     "predict_llamacpp",
+    "predict_sglang",
     "predict_vllm",
+    "routed_expert_share",
+    "sglang_cell_bytes",
+    "sglang_mamba_pool_bytes",
+    "tokens_for_blocks",
     "vllm_dtype_bytes",
     "weights_per_gpu",
 ]

@@ -5,18 +5,17 @@ from __future__ import annotations
 GIB = 1 << 30
 MIB = 1 << 20
 
-# --- Calibration and mechanism constants -------------------------------------------------
-# Each number below is a property of an engine mechanism, never of a model or a profile.
-# The calibration points are the boots in shared/MEASUREMENTS.md plus the dual-nvfp4 boot
-# recorded in club-3090's compose header (518,430 tokens, stock vLLM).
+# --- Mechanism constants ------------------------------------------------------------------
+# Each number below is a property of an engine or a driver, never of a model or a profile.
+# The constants that measured boots calibrate live in `calibrated.py`.
 
 # cudaMemGetInfo (what vLLM multiplies by gpu_memory_utilization) reports less than NVML:
 # the driver keeps ~318 MiB of a 24 GiB Ampere card (torch prints "23.69 GiB total
 # capacity" on a 3090 whose NVML total is 24,576 MiB).
 DRIVER_RESERVED_BYTES = 318 * MIB
 
-# The CUDA context + torch/cuBLAS handles exist before vLLM's baseline memory snapshot, so
-# vLLM never charges them to the util budget; they only matter for the physical check.
+# The CUDA context + torch/cuBLAS handles (and NCCL) exist before vLLM's baseline memory
+# snapshot, so vLLM never charges them to the util budget; they only matter physically.
 CUDA_CONTEXT_BYTES = 320 * MIB
 
 # vLLM's attention block size when no hybrid page unification raises it (FlashAttention and
@@ -29,8 +28,12 @@ VLLM_KERNEL_BLOCK_ALIGNMENT = 16
 GDN_CHUNK_SIZE = 64
 
 # vLLM groups hybrid layers with group_size = min bucket, unless max < 1.5 * min
-# (kv_cache_utils._get_kv_cache_groups_uniform_page_size in v0.27.1).
+# (kv_cache_utils._get_kv_cache_groups_uniform_page_size, v0.25.1 to v0.27.1).
 VLLM_GROUP_SIZE_MAX_RATIO = 1.5
+
+# vLLM's default largest CUDA-graph capture: twice the largest uniform decode batch,
+# capped (config/vllm.py _set_cudagraph_sizes); sizes step by 8 to 256, then by 16.
+VLLM_CAPTURE_CAP = 512
 
 # Activation peak of the profiling forward over max_num_batched_tokens: the residual
 # stream and the normed copy are full width on every rank (2 x hidden), while the MLP's
@@ -42,41 +45,19 @@ ACT_HIDDEN_COPIES = 2
 ACT_INTERMEDIATE_COPIES = 3
 ACTIVATION_DTYPE_BYTES = 2
 
-# Non-torch memory that vLLM's profiling charges to the budget besides weights and the
-# activation peak: NCCL communicators, cuBLAS/FlashInfer workspaces, the multimodal
-# encoder-cache profile and sampler buffers. Calibrated: the residual of the three
-# non-FP8 boots (dual-fast MTP on/off, dual-nvfp4) after every modelled term; the three
-# residuals (with the TP term below) lie within 90 MiB of this value.
-VLLM_RUNTIME_OVERHEAD_BYTES = 443 * MIB
-
-# Extra per rank when TP > 1: NCCL channel buffers for the all-reduces (PCIe/SHM path).
-VLLM_TP_COMM_OVERHEAD_BYTES = 128 * MIB
-
-# The V1 model runner profiles its CUDA graphs and subtracts the estimate before sizing KV.
-# Piecewise graphs keep one static activation per layer boundary per captured token; the
-# fixed part (graph pool + FULL decode graphs for small batch sizes) is ~0.55 GiB, the
-# figure vLLM logs ("Graph capturing finished ... took 0.55 GiB") for a 14B-class model.
-VLLM_V1_CUDAGRAPH_BASE_BYTES = 563 * MIB
-CUDAGRAPH_BUFFERS_PER_LAYER = 2
-
-# The V2 model runner (forced by DFlash2 drafters) returns 0 from profile_cudagraph_memory,
-# so its graphs land ON TOP of the util budget unless VLLM_V2_CUDAGRAPH_MEM_MIB reserves
-# them (club-3090's hybrid-kv-groups-v2-cudagraph patch: "~1.2 GiB of graphs").
+# The V2 model runner (forced by DFlash2 drafters) returns 0 from profile_cudagraph_memory
+# up to v0.28, so its graphs land ON TOP of the util budget unless a patch reserves them
+# (club-3090's hybrid-kv-groups-v2-cudagraph patch: VLLM_V2_CUDAGRAPH_MEM_MIB, "~1.2 GiB").
 VLLM_V2_CUDAGRAPH_UNRESERVED_BYTES = int(1.2 * GIB)
 
-# Weights in VRAM over bytes on disk, by how the weights are served. Block-scaled FP8
-# served weight-only through Marlin (GPUs without FP8 tensor cores, sm < 8.9) repacks
-# every layer and expands the 128x128 block scales to per-column group scales (+1.6%);
-# the official Qwen3.8 FP8 boot on 2x3090 needs 4.8% over disk in total (measured, the
-# rest of the mechanism is unconfirmed). Other formats load at their on-disk size.
+# Weights in VRAM over bytes on disk, by the kernel path that serves them. Block-scaled FP8
+# served weight-only through Marlin (GPUs without FP8 tensor cores, sm < 8.9) expands the
+# 128x128 block scales to per-column group scales: +1.6% of the weights. The other paths
+# load at their on-disk size.
 WEIGHT_VRAM_FACTORS: dict[str, float] = {
-    "bf16": 1.0,
-    "fp16": 1.0,
-    "int4": 1.0,
-    "int8": 1.0,
-    "nvfp4": 1.0,
-    "fp8": 1.0,
-    "fp8_marlin": 1.046,
+    "native": 1.0,
+    "marlin4": 1.0,
+    "marlin-fp8": 1.016,
 }
 
 # llama.cpp: the KV buffer is padded to 256 cells when flash attention is on (llama.cpp
@@ -86,10 +67,6 @@ LLAMACPP_STATE_DTYPE_BYTES = 4
 # mmproj compute buffer on top of its weights: club-3090 measured the F16 Qwen3.8
 # projector (928 MB) holding ~1,180 MiB on the GPU, i.e. ~295 MiB beyond the weights.
 LLAMACPP_MMPROJ_COMPUTE_BYTES = 295 * MIB
-# CUDA context, cuBLAS workspace, llama.cpp's CUDA-graph and host-staging buffers, as
-# nvidia-smi counts them. Calibrated: the residual of the single-3090 UD-IQ4_XS
-# q4_0@262144 + mmproj + draft-mtp boot (22,290 MiB) after every modelled buffer.
-LLAMACPP_RUNTIME_OVERHEAD_BYTES = 654 * MIB
 
 # --- dtype tables -------------------------------------------------------------------------
 
@@ -106,6 +83,7 @@ _VLLM_DTYPE_BYTES: dict[str, int] = {
     "fp8_e4m3": 1,
     "fp8_e5m2": 1,
     "int8_per_token_head": 1,
+    "int8": 1,
 }
 
 # llama.cpp cache types: (bytes per block, values per block), from ggml's type traits.

@@ -44,12 +44,21 @@ def mamba_state_bytes(
     ssm_dtype: str,
     model_dtype: str = "bfloat16",
 ) -> int:
-    """One Gated-DeltaNet layer's recurrent state per sequence on one GPU.
+    """One recurrent layer's state per sequence on one GPU (GDN or Mamba-2).
 
-    vLLM's gated_delta_net_state_shape: conv state (conv_dim/tp, kernel-1+num_spec) -- the
-    extra columns keep the conv window of every speculative token -- plus the SSM state
-    (v_heads/tp, k_dim, v_dim). Fixed per sequence, independent of context length.
+    Gated-DeltaNet (vLLM gated_delta_net_state_shape): conv state (conv_dim/tp,
+    kernel-1+num_spec) -- the extra columns keep the conv window of every speculative
+    token -- plus the SSM state (v_heads/tp, k_dim, v_dim).
+    Mamba-2 (mamba2_state_shape): conv ((heads*head_dim + 2*groups*state)/tp, kernel-1+
+    num_spec) plus SSM (heads/tp, head_dim, state). Fixed per sequence.
     """
+    ssm_key = shape.ssm_state_dtype if ssm_dtype == "auto" else ssm_dtype
+    if shape.mamba2_layers and not shape.linear_num_value_heads:
+        groups = shape.mamba2_groups + _extra_groups(shape.mamba2_groups, tp)
+        conv_dim = shape.mamba2_heads * shape.mamba2_head_dim + 2 * groups * shape.mamba2_state
+        conv = conv_dim // tp * (shape.mamba2_conv_kernel - 1 + num_spec)
+        ssm = shape.mamba2_heads // tp * shape.mamba2_head_dim * shape.mamba2_state
+        return conv * vllm_dtype_bytes(conv_dtype, model_dtype) + ssm * vllm_dtype_bytes(ssm_key)
     conv_dim = (
         2 * shape.linear_num_key_heads * shape.linear_key_head_dim
         + shape.linear_num_value_heads * shape.linear_value_head_dim
@@ -57,8 +66,12 @@ def mamba_state_bytes(
     conv = conv_dim // tp * (shape.linear_conv_kernel - 1 + num_spec)
     ssm = (shape.linear_num_value_heads // tp) * shape.linear_key_head_dim
     ssm *= shape.linear_value_head_dim
-    ssm_key = shape.ssm_state_dtype if ssm_dtype == "auto" else ssm_dtype
     return conv * vllm_dtype_bytes(conv_dtype, model_dtype) + ssm * vllm_dtype_bytes(ssm_key)
+
+
+def _extra_groups(n_groups: int, tp: int) -> int:
+    """vLLM's extra_groups_for_head_shards: groups replicated so every rank has whole ones."""
+    return 0 if n_groups % tp == 0 else tp - n_groups
 
 
 def hybrid_block_size(attn_token_bytes: int, mamba_page_bytes: int, mamba_cache_mode: str) -> int:
@@ -118,8 +131,40 @@ def mtp_head_params(shape: ModelShape) -> int:
     q_out = shape.num_attention_heads * shape.head_dim * (2 if shape.attn_output_gate else 1)
     kv_out = 2 * shape.num_kv_heads * shape.head_dim
     attn = h * q_out + h * kv_out + shape.num_attention_heads * shape.head_dim * h
-    mlp = 3 * h * shape.intermediate_size
-    return shape.mtp_layers * (attn + mlp) + 2 * h * h
+    return shape.mtp_layers * (attn + _ffn_params(shape)) + 2 * h * h
+
+
+def _ffn_params(shape: ModelShape) -> int:
+    """One layer's feed-forward parameters: gate/up/down of the MLP, or of every expert."""
+    h = shape.hidden_size
+    if shape.moe_experts and shape.moe_intermediate_size:
+        return (
+            3
+            * h
+            * (shape.moe_experts * shape.moe_intermediate_size + shape.moe_shared_intermediate_size)
+        )
+    return 3 * h * shape.intermediate_size
+
+
+def routed_expert_share(shape: ModelShape) -> float:
+    """Share of the decoder's parameters that are routed experts (what --cpu-moe moves).
+
+    Attention, recurrent and shared-expert weights stay; embeddings and the output layer are
+    left out of both sides (llama.cpp keeps token_embd on the host anyway).
+    """
+    if not (shape.moe_experts and shape.moe_intermediate_size):
+        return 0.0
+    h = shape.hidden_size
+    moe_layers = shape.moe_layers or shape.num_layers
+    experts = moe_layers * 3 * h * shape.moe_experts * shape.moe_intermediate_size
+    shared = moe_layers * 3 * h * shape.moe_shared_intermediate_size
+    attn_layers = shape.num_kv_layers + shape.sliding_layers
+    q_out = shape.num_attention_heads * shape.head_dim * (2 if shape.attn_output_gate else 1)
+    attn = attn_layers * h * (q_out + 2 * shape.num_kv_heads * shape.head_dim)
+    attn += attn_layers * shape.num_attention_heads * shape.head_dim * h
+    state = shape.num_state_layers * 4 * h * h  # in/out projections of the recurrent mixer
+    dense = (shape.num_layers - moe_layers) * 3 * h * shape.intermediate_size
+    return experts / (experts + shared + attn + state + dense)
 
 
 def gdn_prefill_scratch_bytes(shape: ModelShape, tp: int, batched_tokens: int) -> int:
@@ -136,9 +181,32 @@ def gdn_prefill_scratch_bytes(shape: ModelShape, tp: int, batched_tokens: int) -
     return h + 2 * batched_tokens * heads * dv * 2
 
 
+def ffn_width(shape: ModelShape) -> int:
+    """Width of the feed-forward activations of one token: the dense MLP, or the routed
+    experts' (each of experts_per_token) plus the shared expert's for an MoE layer."""
+    if shape.moe_experts and shape.moe_intermediate_size:
+        routed = shape.moe_experts_per_token * shape.moe_intermediate_size
+        return max(routed + shape.moe_shared_intermediate_size, shape.intermediate_size)
+    return shape.intermediate_size
+
+
+def _ffn_activation_per_token(shape: ModelShape, tp: int) -> int:
+    """Feed-forward activations of one token on one GPU, in elements.
+
+    Dense MLP: gate, up and the activated product (3 x intermediate / tp). An MoE layer runs
+    fused_moe, whose caches hold every routed copy of the token: (top_k, 2 x I / tp),
+    (top_k, I / tp) and (top_k, hidden); the shared expert is a dense MLP beside them.
+    """
+    if shape.moe_experts and shape.moe_intermediate_size:
+        routed = shape.moe_experts_per_token * (
+            ACT_INTERMEDIATE_COPIES * cdiv(shape.moe_intermediate_size, tp) + shape.hidden_size
+        )
+        return routed + ACT_INTERMEDIATE_COPIES * cdiv(shape.moe_shared_intermediate_size, tp)
+    return ACT_INTERMEDIATE_COPIES * cdiv(shape.intermediate_size, tp)
+
+
 def activation_peak_bytes(shape: ModelShape, tp: int, batched_tokens: int) -> int:
     """Peak activation memory of one profiling forward over batched_tokens tokens."""
-    per_token = ACT_HIDDEN_COPIES * shape.hidden_size
-    per_token += ACT_INTERMEDIATE_COPIES * cdiv(shape.intermediate_size, tp)
+    per_token = ACT_HIDDEN_COPIES * shape.hidden_size + _ffn_activation_per_token(shape, tp)
     dense = batched_tokens * per_token * ACTIVATION_DTYPE_BYTES
     return dense + gdn_prefill_scratch_bytes(shape, tp, batched_tokens)

@@ -1,209 +1,74 @@
-"""vLLM v0.27: the KV pool it reports at start-up and the per-GPU budget."""
+"""vLLM: the KV pool it reports at start-up and the per-GPU budget, by release.
+
+available_kv = ceil(util x cudaMemGetInfo total) - non-KV memory - CUDA-graph estimate,
+where what counts as non-KV memory is the release's accounting (`VllmEngineFacts`):
+weights + activation peak + runtime before v0.27; from v0.27.0 also the caching-allocator
+slack and the buffers allocated outside model loading (`vllm/utils/mem_utils.py`
+`memory_profiling`: total_consumed from cudaMemGetInfo + transient peak headroom).
+"""
 
 from __future__ import annotations
-
-import math
-from dataclasses import dataclass
 
 from .common import (
     ACTIVATION_DTYPE_BYTES,
     CUDA_CONTEXT_BYTES,
-    CUDAGRAPH_BUFFERS_PER_LAYER,
-    VLLM_DEFAULT_BLOCK_SIZE,
-    VLLM_RUNTIME_OVERHEAD_BYTES,
-    VLLM_TP_COMM_OVERHEAD_BYTES,
-    VLLM_V1_CUDAGRAPH_BASE_BYTES,
+    VLLM_CAPTURE_CAP,
     VLLM_V2_CUDAGRAPH_UNRESERVED_BYTES,
     WEIGHT_VRAM_FACTORS,
-    cdiv,
 )
-from .layers import (
-    activation_peak_bytes,
-    attention_bytes_per_token,
-    hybrid_block_size,
-    kv_group_size,
-    mamba_state_bytes,
-    weights_per_gpu,
-)
+from .layers import activation_peak_bytes, weights_per_gpu
 from .shapes import VllmBudget, VllmFit, VllmInputs
+from .vllm_pool import PoolLayout, needed_for_one_request, pool_layout, tokens_for_blocks
 
-# --- vLLM KV pool -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Bucket:
-    """Layers sharing one KV-cache spec (vLLM puts them in the same groups)."""
-
-    kind: str  # 'full' | 'sliding' | 'mamba'
-    count: int
-    token_bytes: int  # per-token bytes (attention) or state bytes (mamba)
-    window: int = 0
+# --- CUDA graphs -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _PoolLayout:
-    block_size: int
-    page_bytes: int
-    group_size: int
-    blocks_per_request: int
-    full_token_bytes: int  # pool bytes per context token (padded groups included)
-    fixed_bytes_per_request: int
-    uniform: bool = False  # one group whose page sums every layer's page
+def capture_sizes(inputs: VllmInputs) -> list[int]:
+    """The batch sizes vLLM's V1 runner captures (config/vllm.py _set_cudagraph_sizes).
 
-
-def _buckets(inputs: VllmInputs, attn_tok: int) -> list[_Bucket]:
-    shape, tp = inputs.shape, inputs.tp
-    full = shape.num_kv_layers
-    buckets: list[_Bucket] = []
-    if shape.num_linear_layers:
-        state = mamba_state_bytes(
-            shape,
-            tp,
-            inputs.spec_tokens,
-            inputs.mamba_cache_dtype,
-            inputs.mamba_ssm_cache_dtype,
-            inputs.model_dtype,
-        )
-        buckets.append(_Bucket("mamba", shape.num_linear_layers, state))
-    d = inputs.drafter
-    if inputs.drafter_active and d is not None:
-        heads = d.num_kv_heads or shape.num_kv_heads
-        dim = d.head_dim or shape.head_dim
-        d_tok = attention_bytes_per_token(heads, dim, tp, inputs.kv_cache_dtype, inputs.model_dtype)
-        if d.sliding_window is None and d_tok == attn_tok:
-            full += d.num_kv_layers  # same spec as the target's layers: same bucket
-        elif d.sliding_window is None:
-            buckets.append(_Bucket("full", d.num_kv_layers, d_tok))
-        else:
-            buckets.append(_Bucket("sliding", d.num_kv_layers, d_tok, d.sliding_window))
-    return [_Bucket("full", full, attn_tok), *buckets]
-
-
-def _bucket_block(b: _Bucket, page: int) -> int:
-    """Tokens per block of an attention bucket after vLLM unifies every page to `page`."""
-    # unify_kv_cache_spec_page_size scales a smaller page's 16-token block by the integer
-    # ratio; when the ratio is not an integer the bucket keeps 16 tokens per (padded) page,
-    # which is what makes e.g. int8-per-token-head drafter layers so expensive.
-    base = VLLM_DEFAULT_BLOCK_SIZE * b.token_bytes
-    return page // b.token_bytes if page % base == 0 else VLLM_DEFAULT_BLOCK_SIZE
-
-
-def _blocks_per_request(b: _Bucket, block: int, inputs: VllmInputs) -> int:
-    t = inputs.max_model_len
-    if b.kind == "mamba":
-        k = inputs.spec_tokens
-        if inputs.mamba_cache_mode == "all":
-            return cdiv(t, block) + k
-        # align keeps the previous block's state for the conv look-back; one extra block
-        # per speculative token lets a rejected step roll back.
-        return (2 if inputs.mamba_cache_mode == "align" else 1) + k
-    if b.kind == "sliding":
-        live = min(b.window - 1 + inputs.max_num_batched_tokens, t)
-        return cdiv(live, block) + 1
-    return cdiv(t, block)
-
-
-def _pool_layout(inputs: VllmInputs) -> _PoolLayout:
-    attn_tok = attention_bytes_per_token(
-        inputs.shape.num_kv_heads,
-        inputs.shape.head_dim,
-        inputs.tp,
-        inputs.kv_cache_dtype,
-        inputs.model_dtype,
-    )
-    buckets = _buckets(inputs, attn_tok)
-    mamba = next((b.token_bytes for b in buckets if b.kind == "mamba"), 0)
-    block = hybrid_block_size(attn_tok, mamba, inputs.mamba_cache_mode)
-    page = max(block * attn_tok, *(16 * b.token_bytes for b in buckets if b.kind != "mamba"))
-    if len(buckets) == 1 or all(b.kind == "full" for b in buckets):
-        # Uniform type: one group whose page is the sum of every layer's page.
-        per_token = sum(b.count * b.token_bytes for b in buckets)
-        per_req = cdiv(inputs.max_model_len, VLLM_DEFAULT_BLOCK_SIZE)
-        return _PoolLayout(VLLM_DEFAULT_BLOCK_SIZE, 16 * per_token, 1, per_req, per_token, 0, True)
-    group = kv_group_size(
-        [(b.count, b.kind == "sliding") for b in buckets],
-        inputs.prefer_padding_sliding_window_groups,
-    )
-    per_req = 0
-    full_bytes = 0
-    fixed = 0
-    for b in buckets:
-        b_block = block if b.kind == "mamba" else _bucket_block(b, page)
-        n_blocks = math.ceil(b.count / group) * _blocks_per_request(b, b_block, inputs)
-        per_req += n_blocks
-        if b.kind == "full":
-            full_bytes += math.ceil(b.count / group) * group * page // b_block
-        else:
-            fixed += n_blocks * group * page
-    return _PoolLayout(block, page, group, per_req, full_bytes, fixed)
-
-
-def _needed_for_one_request(inputs: VllmInputs) -> int:
-    """vLLM's boot check: per-layer max memory of one max_model_len request, unpadded.
-
-    check_enough_kv_cache_memory sums max_memory_usage_bytes over layers, not groups, so
-    group padding can leave the pool slightly below one request even when this passes.
+    [1, 2, 4] + range(8, 256, 8) + range(256, max + 1, 16) up to the largest capture
+    (default 2 x max_num_seqs x (1 + spec), at most 512, at most max_num_batched_tokens);
+    with speculative decoding each size is rounded up to a multiple of 1 + spec
+    (adjust_cudagraph_sizes_for_spec_decode) and sizes above the largest are dropped.
     """
-    attn_tok = attention_bytes_per_token(
-        inputs.shape.num_kv_heads,
-        inputs.shape.head_dim,
-        inputs.tp,
-        inputs.kv_cache_dtype,
-        inputs.model_dtype,
-    )
-    layout = _pool_layout(inputs)
-    total = 0
-    for b in _buckets(inputs, attn_tok):
-        if layout.uniform:
-            blocks = cdiv(inputs.max_model_len, layout.block_size)
-            total += blocks * layout.block_size * b.count * b.token_bytes
-            continue
-        block = layout.block_size if b.kind == "mamba" else _bucket_block(b, layout.page_bytes)
-        total += b.count * _blocks_per_request(b, block, inputs) * layout.page_bytes
-    return total
+    k = 1 + inputs.spec_tokens
+    largest = inputs.cudagraph_capture_size or min(inputs.max_num_seqs * k * 2, VLLM_CAPTURE_CAP)
+    largest = min(largest, inputs.max_num_batched_tokens)
+    sizes = [1, 2, 4, *range(8, min(largest + 1, 256), 8), *range(256, largest + 1, 16)]
+    sizes = [s for s in sizes if s <= largest]
+    if k > 1:
+        rounded = {-(-s // k) * k for s in sizes}
+        sizes = sorted(s for s in rounded if s <= largest) or [k]
+    return sizes
 
 
-# --- vLLM budget --------------------------------------------------------------------------
-
-
-def _v2_runner(inputs: VllmInputs) -> bool:
-    if inputs.v2_model_runner is not None:
-        return inputs.v2_model_runner
-    return inputs.drafter is not None and inputs.drafter.kind == "dflash"
-
-
-def _capture_size(inputs: VllmInputs) -> int:
-    if inputs.cudagraph_capture_size is not None:
-        return inputs.cudagraph_capture_size
-    # vLLM's default: twice the largest uniform decode batch, capped at 512.
-    return min(inputs.max_num_seqs * (1 + inputs.spec_tokens) * 2, 512)
-
-
-def _cuda_graph_bytes(inputs: VllmInputs) -> tuple[int, int]:
-    """(charged to the budget, landing on top of it)."""
+def _graph_terms(inputs: VllmInputs, n_sizes: int) -> tuple[int, int]:
+    """(CUDA graphs charged to the budget, graphs landing on top of it)."""
     if inputs.enforce_eager:
         return 0, 0
     if inputs.cudagraph_reserve_bytes is not None:
         return inputs.cudagraph_reserve_bytes, 0
-    if _v2_runner(inputs):
+    facts = inputs.engine
+    if facts.v2_runner and not facts.v2_cudagraphs_profiled:
         return 0, VLLM_V2_CUDAGRAPH_UNRESERVED_BYTES
-    shape = inputs.shape
-    per_token = shape.num_layers * shape.hidden_size * ACTIVATION_DTYPE_BYTES
-    return VLLM_V1_CUDAGRAPH_BASE_BYTES + _capture_size(inputs) * per_token * (
-        CUDAGRAPH_BUFFERS_PER_LAYER
-    ), 0
+    per_size = inputs.constants.vllm_cudagraph_per_layer_size * inputs.shape.num_layers
+    graphs = n_sizes * per_size
+    return (graphs, 0) if facts.cudagraph_estimate else (0, graphs)
 
 
-def _weight_factor(fmt: str) -> float:
+# --- weights and buffers -----------------------------------------------------------------
+
+
+def _weight_factor(path: str) -> float:
     try:
-        return WEIGHT_VRAM_FACTORS[fmt]
+        return WEIGHT_VRAM_FACTORS[path]
     except KeyError:
-        raise ValueError(f"unknown weight format {fmt!r}") from None
+        raise ValueError(f"unknown weight path {path!r}") from None
 
 
 def _weight_terms(inputs: VllmInputs) -> tuple[int, int]:
-    """(target weights, drafter weights + buffers) per GPU."""
-    factor = _weight_factor(inputs.weight_format)
+    """(target weights, drafter weights) per GPU."""
+    factor = _weight_factor(inputs.weight_path)
     d = inputs.drafter
     target = inputs.weights_bytes
     if d is not None and d.embedded_in_target:
@@ -212,61 +77,109 @@ def _weight_terms(inputs: VllmInputs) -> tuple[int, int]:
     if not inputs.drafter_active or d is None:
         return weights, 0
     d_factor = factor if d.embedded_in_target else d.weight_vram_factor
-    drafter = int(d.weights_bytes * d_factor) // inputs.tp
-    # The proposer keeps the target hidden states it drafts from, full width on every rank.
-    drafter += (
-        inputs.max_num_batched_tokens
-        * inputs.shape.hidden_size
-        * ACTIVATION_DTYPE_BYTES
-        * d.hidden_taps
-    )
-    return weights, drafter
+    return weights, int(d.weights_bytes * d_factor) // inputs.tp
 
 
-def predict_vllm(inputs: VllmInputs) -> VllmFit:
-    """Predict vLLM v0.27's start-up KV pool and per-GPU budget before booting."""
+def persistent_buffers(inputs: VllmInputs) -> int:
+    """Buffers the runner and the drafter allocate outside model loading, per GPU.
+
+    The runner keeps inputs_embeds (max_num_batched_tokens x hidden) for models that take
+    media; a drafter keeps the target hidden states it drafts from (one per tap) and, for
+    multimodal targets, its own inputs_embeds.
+    """
+    shape = inputs.shape
+    row = inputs.max_num_batched_tokens * shape.hidden_size * ACTIVATION_DTYPE_BYTES
+    rows = 1 if shape.multimodal else 0
+    d = inputs.drafter
+    if inputs.drafter_active and d is not None:
+        rows += d.hidden_taps + (1 if shape.multimodal else 0)
+    return rows * row
+
+
+def allocator_slack(inputs: VllmInputs) -> int:
+    """Caching-allocator slack free-memory accounting (v0.27+) charges but nothing holds:
+    resident memory went down by as much as the pool did from v0.25.1 to v0.27.1."""
+    if inputs.engine.non_kv_accounting != "free-memory":
+        return 0
+    c = inputs.constants
+    if inputs.weight_path == "marlin4":
+        return c.vllm_free_memory_slack_marlin4
+    return c.vllm_free_memory_slack_other
+
+
+def _profiler_extra(inputs: VllmInputs) -> int:
+    """What free-memory accounting charges that torch-reserved accounting did not, and the
+    buffers of a KV connector that run alongside the profile."""
+    extra = inputs.constants.vllm_kv_connector_overhead if inputs.engine.kv_connector else 0
+    if inputs.engine.non_kv_accounting != "free-memory":
+        return extra
+    return extra + allocator_slack(inputs) + persistent_buffers(inputs)
+
+
+# --- the prediction ----------------------------------------------------------------------
+
+
+def _budget(inputs: VllmInputs, n_sizes: int) -> tuple[dict[str, int], int]:
+    """The charged terms, and what is resident outside vLLM's view."""
+    weights, drafter = _weight_terms(inputs)
+    graphs, graphs_on_top = _graph_terms(inputs, n_sizes)
+    extra = _profiler_extra(inputs)
+    outside = CUDA_CONTEXT_BYTES + graphs_on_top
+    if inputs.engine.non_kv_accounting != "free-memory":
+        outside += persistent_buffers(inputs)  # resident, but never charged
+    terms = {
+        "weights": weights,
+        "drafter": drafter,
+        "activations": activation_peak_bytes(
+            inputs.shape, inputs.tp, inputs.max_num_batched_tokens
+        ),
+        "cuda_graphs": graphs,
+        "runtime_overhead": inputs.constants.vllm_runtime_overhead,
+        "profiler_extra": extra,
+    }
+    return terms, outside
+
+
+def _check(inputs: VllmInputs) -> None:
     if inputs.tp < 1 or inputs.max_model_len < 1 or inputs.max_num_seqs < 1:
         raise ValueError("tp, max_model_len and max_num_seqs must be positive")
     if inputs.mamba_cache_mode not in ("none", "align", "all"):
         raise ValueError(f"unknown mamba_cache_mode {inputs.mamba_cache_mode!r}")
-    layout = _pool_layout(inputs)
+
+
+def predict_vllm(inputs: VllmInputs) -> VllmFit:
+    """Predict vLLM's start-up KV pool and per-GPU budget before booting."""
+    _check(inputs)
+    layout: PoolLayout = pool_layout(inputs)
     total = inputs.gpu.cuda_total
-    weights, drafter = _weight_terms(inputs)
-    activations = activation_peak_bytes(inputs.shape, inputs.tp, inputs.max_num_batched_tokens)
-    graphs, graphs_on_top = _cuda_graph_bytes(inputs)
-    runtime = VLLM_RUNTIME_OVERHEAD_BYTES + (VLLM_TP_COMM_OVERHEAD_BYTES if inputs.tp > 1 else 0)
-    spent = weights + drafter + activations + graphs + runtime
+    n_sizes = len(capture_sizes(inputs))
+    terms, outside = _budget(inputs, n_sizes)
+    spent = sum(terms.values())
     if inputs.kv_cache_memory_bytes is not None:
         available = inputs.kv_cache_memory_bytes  # pinned: util no longer sizes the pool
         claimed = spent + available
     else:
-        claimed = int(total * inputs.gpu_memory_utilization)
+        claimed = -(-total * round(inputs.gpu_memory_utilization * 10_000) // 10_000)
         available = claimed - spent
-    block_bytes = layout.page_bytes * layout.group_size
-    num_blocks = max(0, available) // block_bytes
+    num_blocks = max(0, available) // layout.block_bytes
     concurrency = num_blocks / layout.blocks_per_request
-    tokens = int(concurrency * inputs.max_model_len)
-    unaccounted = CUDA_CONTEXT_BYTES + graphs_on_top
+    tokens = tokens_for_blocks(num_blocks, layout, inputs.max_model_len)
     desktop = inputs.gpu.desktop_reservation_bytes
-    free = total - claimed - unaccounted - desktop
+    free = total - (claimed - allocator_slack(inputs)) - outside - desktop
     budget = VllmBudget(
         total=total,
         claimed_by_util=claimed,
-        weights=weights,
-        drafter=drafter,
-        activations=activations,
-        cuda_graphs=graphs,
-        runtime_overhead=runtime,
-        kv_pool=num_blocks * block_bytes,
+        kv_pool=num_blocks * layout.block_bytes,
         desktop_reservation=desktop,
-        unaccounted=unaccounted,
+        unaccounted=outside,
         free=free,
+        **terms,
     )
-    boots = available > 0 and available >= _needed_for_one_request(inputs)
-    wanted = inputs.max_model_len * inputs.max_num_seqs
+    boots = available > 0 and available >= needed_for_one_request(inputs, layout)
     return VllmFit(
         kv_pool_tokens=tokens,
-        kv_pool_bytes_per_gpu=num_blocks * block_bytes,
+        kv_pool_bytes_per_gpu=num_blocks * layout.block_bytes,
+        kv_available_bytes=available,
         kv_bytes_per_token_per_gpu=layout.full_token_bytes,
         fixed_state_bytes_per_request=layout.fixed_bytes_per_request,
         block_size=layout.block_size,
@@ -274,8 +187,9 @@ def predict_vllm(inputs: VllmInputs) -> VllmFit:
         num_blocks=num_blocks,
         blocks_per_request=layout.blocks_per_request,
         max_concurrency=concurrency,
+        capture_sizes=n_sizes,
         budget=budget,
         boots=boots,
         fits=boots and concurrency >= inputs.max_num_seqs and free >= 0,
-        headroom_tokens=tokens - wanted,
+        headroom_tokens=tokens - inputs.max_model_len * inputs.max_num_seqs,
     )

@@ -165,7 +165,14 @@ def _merge_kept(kind: str, new: dict[str, Any], old: dict[str, Any] | None) -> d
     if kind == "models":
         merged = keep_curated(kind, merged, old)
         _keep_measured_sizes(merged, old)
+        if isinstance(old.get("architecture"), dict) and isinstance(new.get("architecture"), dict):
+            # Architecture facts corrected in the registry (from config.json, or shown by a
+            # measured boot) win; upstream still fills in the facts the file lacks.
+            merged["architecture"] = _deep(new["architecture"], old["architecture"])
     return merged
+
+
+EXACT_SIZE_TOLERANCE = 0.10
 
 
 def _keep_measured_sizes(model: dict[str, Any], old: dict[str, Any]) -> None:
@@ -173,7 +180,11 @@ def _keep_measured_sizes(model: dict[str, Any], old: dict[str, Any]) -> None:
     for ident, artifact in (model.get("artifacts") or {}).items():
         before = ((old.get("artifacts") or {}).get(ident) or {}).get("size")
         now = artifact.get("size")
-        if before and now and before != now and _close(_bytes(before), _bytes(now)):
+        # An exact byte count (a measured download) beats a rounded figure a little further.
+        near = (
+            EXACT_SIZE_TOLERANCE if isinstance(before, dict) and before.get("unit") == "B" else 0.05
+        )
+        if before and now and before != now and _close(_bytes(before), _bytes(now), near):
             artifact["size"] = before
 
 
@@ -184,8 +195,8 @@ def _bytes(size: Any) -> float:
         return -1.0
 
 
-def _close(a: float, b: float) -> bool:
-    return a > 0 and b > 0 and abs(a - b) <= 0.05 * b
+def _close(a: float, b: float, near: float = 0.05) -> bool:
+    return a > 0 and b > 0 and abs(a - b) <= near * b
 
 
 def _unchanged(new: dict[str, Any], old: dict[str, Any]) -> bool:

@@ -1,0 +1,77 @@
+"""`profilegen fit --from-log --record`: a measured boot appended to a profile's evidence.
+
+The profile's file keeps its comments and order (ruamel round-trip); the new record is
+proven by loading the whole registry with it before the file is replaced.
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+from ..errors import RegistryError, UsageError
+from ..registry import Registry, load_registry
+from ..write import write_atomic
+
+
+def _flow(value: Any) -> Any:
+    if isinstance(value, dict):
+        out = CommentedMap((k, _flow(v)) for k, v in value.items())
+        out.fa.set_flow_style()
+        return out
+    return value
+
+
+def _unique_key(registry: Registry, key: str) -> str:
+    used = {ev.key for p in registry.profiles.values() for ev in p.evidence if ev.key}
+    if key not in used:
+        return key
+    n = 2
+    while f"{key[:76]}-{n}" in used:
+        n += 1
+    return f"{key[:76]}-{n}"
+
+
+def _document(text: str, record: dict[str, Any]) -> str:
+    yaml = YAML(typ="rt")
+    yaml.width = 4096
+    yaml.preserve_quotes = True
+    doc = yaml.load(text)
+    if not isinstance(doc, CommentedMap):
+        raise UsageError("the profile file is not a YAML mapping")
+    entry = CommentedMap((k, _flow(v)) for k, v in record.items())
+    evidence = doc.get("evidence")
+    if not isinstance(evidence, CommentedSeq):
+        evidence = CommentedSeq()
+        doc["evidence"] = evidence
+    evidence.append(entry)
+    out = io.StringIO()
+    yaml.dump(doc, out)
+    return out.getvalue()
+
+
+def _validate(root: Path, rel: str, text: str) -> None:
+    with tempfile.TemporaryDirectory(prefix="profilegen-record-") as scratch:
+        copy = Path(scratch)
+        shutil.copytree(root / "registry", copy / "registry")
+        (copy / rel).write_text(text, encoding="utf-8")
+        _registry, sink = load_registry(copy)
+        if sink.errors:
+            raise RegistryError(sink.findings)
+
+
+def record_evidence(registry: Registry, profile_id: str, record: dict[str, Any]) -> str:
+    """Appends the record to the profile's own file; returns that file's path (relative)."""
+    rel = registry.where("profiles", profile_id, ("id",)).file
+    path = registry.root / rel
+    record = {**record, "key": _unique_key(registry, str(record["key"]))}
+    text = _document(path.read_text(encoding="utf-8"), record)
+    _validate(registry.root, rel, text)
+    write_atomic(path, text.encode())
+    return rel

@@ -1,0 +1,180 @@
+"""A fitted profile (`Target`) as the inputs of its engine's formulas: vLLM, llama.cpp, SGLang."""
+
+from __future__ import annotations
+
+from ..hub.lock import Lock
+from ..model import Engine
+from ..model.model import Model
+from ..registry import Registry
+from . import formulas as fm
+from .inputs import (
+    DEFAULT_VLLM_MEMORY,
+    MIB,
+    SGLANG_DEFAULT_FRACTION,
+    VLLM_DEFAULT_BATCHED_TOKENS,
+    VLLM_DEFAULT_UTIL,
+    Target,
+    artifact_bytes,
+    drafter_spec,
+    gpu_spec,
+    model_shape,
+    patch_effects,
+    tightest_card,
+    weight_path,
+)
+
+DENSE_V2_FAMILIES = {"qwen3": ("qwen3",), "llama-mistral-qwen3": ("qwen3", "llama", "mistral")}
+
+
+def _is_plain_dense(model: Model) -> bool:
+    arch = model.architecture
+    return (
+        arch.moe is None
+        and arch.linear_attention is None
+        and arch.mamba is None
+        and not arch.sliding_window_layers
+    )
+
+
+def v2_runner(engine: Engine | None, model: Model, drafter: fm.DrafterSpec | None) -> bool:
+    """Whether the target runs on vLLM's V2 model runner (config/vllm.py use_v2_model_runner).
+
+    Hybrid and MoE models keep V1 unless a DFlash draft mixing sliding and full layers
+    forces V2 (v0.27); plain dense models get V2 by default from v0.25 (#44443), Qwen3 (and
+    then Llama and Mistral) earlier.
+    """
+    mem = engine.memory if engine is not None else None
+    if drafter is not None and drafter.kind == "dflash":
+        return True if mem is None else mem.dflash_forces_v2 or mem.v2_runner_default == "dense"
+    default = mem.v2_runner_default if mem is not None else "none"
+    if not _is_plain_dense(model) or default == "none":
+        return False
+    if default == "dense":
+        return True
+    return model.family.startswith(DENSE_V2_FAMILIES[default])
+
+
+def vllm_facts(
+    engine: Engine | None, model: Model, drafter: fm.DrafterSpec | None
+) -> fm.VllmEngineFacts:
+    mem = engine.memory if engine is not None else None
+    base = DEFAULT_VLLM_MEMORY
+    return fm.VllmEngineFacts(
+        non_kv_accounting=(
+            mem.non_kv_accounting if mem and mem.non_kv_accounting else base.non_kv_accounting
+        ),
+        cudagraph_estimate=mem.cudagraph_estimate if mem else base.cudagraph_estimate,
+        v2_runner=v2_runner(engine, model, drafter),
+        v2_cudagraphs_profiled=mem.v2_cudagraphs_profiled if mem else False,
+        kv_connector=bool(mem and mem.kv_connector),
+    )
+
+
+def vllm_inputs(registry: Registry, t: Target, lock: Lock | None) -> fm.VllmInputs:
+    model = registry.models[t.profile.model]
+    env, arch = t.envelope, model.architecture
+    shape = model_shape(arch, model.id)
+    artifact = model.artifacts[t.weights]
+    effects = patch_effects(registry, t.profile)
+    card = tightest_card(t, env.tp)
+    reserve = env.cudagraph_mem_mib if "v2-cudagraph-memory-reserve" in effects else None
+    batched = env.max_num_batched_tokens or (
+        VLLM_DEFAULT_BATCHED_TOKENS if env.chunked_prefill is not False else env.max_model_len
+    )
+    drafter = drafter_spec(registry, t, shape, lock)
+    return fm.VllmInputs(
+        shape=shape,
+        gpu=gpu_spec(t, card),
+        tp=env.tp,
+        gpu_memory_utilization=env.gpu_memory_utilization or VLLM_DEFAULT_UTIL,
+        weights_bytes=artifact_bytes(artifact, f"{model.id}/{t.weights}", lock),
+        max_model_len=env.max_model_len,
+        max_num_seqs=env.max_num_seqs,
+        max_num_batched_tokens=batched,
+        kv_cache_dtype=env.kv_cache_dtype or "auto",
+        model_dtype=arch.dtype
+        if env.dtype in (None, "auto")
+        else ("float16" if env.dtype == "half" else env.dtype),
+        drafter=drafter,
+        num_speculative_tokens=t.spec_n,
+        kv_cache_memory_bytes=env.kv_cache_memory,
+        cudagraph_capture_size=env.cudagraph_max_capture,
+        cudagraph_reserve_bytes=reserve * MIB if reserve else None,
+        enforce_eager=env.enforce_eager or "--enforce-eager" in t.profile.serve.extra_args,
+        mamba_cache_mode=env.mamba_cache_mode
+        or ("align" if env.prefix_caching is not False else "none"),
+        mamba_ssm_cache_dtype=env.mamba_ssm_cache_dtype or "auto",
+        weight_path=weight_path(artifact, t.gpus[card] if t.gpus else t.gpu),
+        expert_parallel=env.expert_parallel,
+        prefer_padding_sliding_window_groups="prefer-padding-sliding-window-groups" in effects,
+        engine=vllm_facts(t.engine_entry, model, drafter),
+        constants=t.constants,
+    )
+
+
+def _cpu_resident(t: Target, shape: fm.ModelShape, weights: int) -> int:
+    """Weights llama.cpp keeps on the host: the routed experts with cpu-experts offload."""
+    if t.envelope.offload != "cpu-experts":
+        return 0
+    return int(weights * fm.routed_expert_share(shape))
+
+
+def llamacpp_inputs(registry: Registry, t: Target, lock: Lock | None) -> fm.LlamaCppInputs:
+    model = registry.models[t.profile.model]
+    env, p = t.envelope, t.profile
+    cards = 1 if env.split_mode == "none" else env.tp
+    mmproj = model.artifacts[p.mmproj] if p.mmproj else None
+    drafter = registry.drafters[p.drafter.id] if p.drafter else None
+    shape = model_shape(model.architecture, model.id)
+    weights = artifact_bytes(model.artifacts[t.weights], f"{model.id}/{t.weights}", lock)
+    return fm.LlamaCppInputs(
+        shape=shape,
+        gpus=tuple(gpu_spec(t, i) for i in range(cards)),
+        n_ctx=env.max_model_len,
+        weights_bytes=weights,
+        cache_type_k=env.kv_cache_dtype or "f16",
+        cache_type_v=env.kv_cache_dtype_v or env.kv_cache_dtype or "f16",
+        n_parallel=env.max_num_seqs,
+        n_ubatch=env.ubatch_size or 512,
+        flash_attn=env.flash_attn is not False,
+        mmproj_bytes=artifact_bytes(mmproj, f"{model.id}/{p.mmproj}", lock) if mmproj else 0,
+        mtp_draft=bool(drafter and drafter.builtin and drafter.method == "mtp" and t.spec_n),
+        n_gpu_layers=999 if env.gpu_layers in (None, "all") else int(env.gpu_layers),
+        tensor_split=tuple(env.tensor_split) or None,
+        cpu_resident_bytes=_cpu_resident(t, shape, weights),
+        constants=t.constants,
+    )
+
+
+def _flag_int(args: list[str], flag: str) -> int | None:
+    """An integer flag the profile passes through extra_args (SGLang's mamba pool size)."""
+    for i, word in enumerate(args):
+        value = word.partition("=")[2] if word.startswith(flag + "=") else None
+        if word == flag and i + 1 < len(args):
+            value = args[i + 1]
+        if value is not None and value.isdigit():
+            return int(value)
+    return None
+
+
+def sglang_inputs(registry: Registry, t: Target, lock: Lock | None) -> fm.SglangInputs:
+    model = registry.models[t.profile.model]
+    env = t.envelope
+    drafter = registry.drafters[t.profile.drafter.id] if t.profile.drafter else None
+    # EAGLE keeps one intermediate recurrent state per draft token (num_draft_tokens).
+    draft_tokens = t.spec_n + 1 if drafter is not None and t.spec_n else 0
+    artifact = model.artifacts[t.weights]
+    return fm.SglangInputs(
+        shape=model_shape(model.architecture, model.id),
+        gpu=gpu_spec(t, tightest_card(t, env.tp)),
+        tp=env.tp,
+        mem_fraction_static=env.gpu_memory_utilization or SGLANG_DEFAULT_FRACTION,
+        weights_bytes=artifact_bytes(artifact, f"{model.id}/{t.weights}", lock),
+        context_length=env.max_model_len,
+        max_running_requests=env.max_num_seqs,
+        kv_cache_dtype=env.kv_cache_dtype or "auto",
+        model_dtype=model.architecture.dtype,
+        speculative_draft_tokens=draft_tokens,
+        mamba_cache_size=_flag_int(t.profile.serve.extra_args, "--max-mamba-cache-size"),
+        constants=t.constants,
+    )

@@ -1,0 +1,191 @@
+"""Engine boot logs read back into facts: the settings a server started with, what it measured.
+
+vLLM (v0.2x): "non-default args: {...}", "Model loading took X GiB", "Available KV cache
+memory: X GiB" (one per worker), "GPU KV cache size: N tokens" and "Maximum concurrency for
+L tokens per request: Xx" (one line from v0.28), "Estimated CUDA graph memory: X GiB total".
+llama.cpp: "<func>: <dev> model|KV|RS|compute buffer size = X MiB", "n_ctx = N",
+"n_seq_max = N", the KV total line with its K/V types, "build: N (hash)".
+SGLang: "KV Cache is allocated. #tokens: N", "max_total_num_tokens=N, ... context_len=L".
+Only regular expressions and `ast.literal_eval` read the text: nothing in it is executed.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+GIB = 1 << 30
+MIB = 1 << 20
+MAX_LOG_BYTES = 64 << 20
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_NUM = r"([\d.]+)"
+_VLLM = {
+    "version": re.compile(
+        r"vLLM API server version ([0-9][\w.+-]*)|LLM engine \(v([0-9][\w.+-]*)\)"
+    ),
+    "args": re.compile(r"non-default args: (\{.*\})\s*$"),
+    "loading": re.compile(r"Model loading took " + _NUM + r" ?GiB"),
+    "available": re.compile(r"Available KV cache memory: " + _NUM + r" ?GiB"),
+    "pinned": re.compile(r"reserved " + _NUM + r" GiB memory for KV Cache as specified by"),
+    "tokens": re.compile(r"GPU KV cache size: ([\d,]+) tokens"),
+    "concurrency": re.compile(
+        r"Maximum concurrency for ([\d,]+) tokens per request: " + _NUM + r"x"
+    ),
+    "graphs": re.compile(r"Estimated CUDA graph memory: " + _NUM + r" GiB total"),
+}
+_LLAMA = {
+    "build": re.compile(r"^build: (\d+) \(([0-9a-f]+)\)"),
+    "file": re.compile(r"loaded meta data with \d+ key-value pairs and \d+ tensors from (\S+)"),
+    "buffer": re.compile(r"^\w+:\s+(\S+)\s+(model|KV|RS|compute) buffer size =\s+" + _NUM + " MiB"),
+    "n_ctx": re.compile(r"^\w+: n_ctx\s+= (\d+)"),
+    "n_seq": re.compile(r"^\w+: n_seq_max\s+= (\d+)"),
+    "kv_types": re.compile(r"K \((\w+)\):\s+[\d.]+ MiB, V \((\w+)\)"),
+}
+_SGLANG = {
+    "tokens": re.compile(r"KV Cache is allocated\. #tokens: (\d+)"),
+    "summary": re.compile(
+        r"max_total_num_tokens=(\d+),.*?max_running_requests=(\d+), context_len=(\d+)"
+    ),
+    "weights": re.compile(r"Load weight end\..*?mem usage=" + _NUM + " GB"),
+}
+
+
+class LogError(ValueError):
+    """The text is not a boot log fit can read."""
+
+
+@dataclass
+class BootLog:
+    """What one boot log says; every field is None when the log does not say it."""
+
+    engine: str  # vllm | llama.cpp | sglang
+    version: str | None = None
+    args: dict[str, Any] = field(default_factory=dict)  # vLLM non-default args
+    kv_pool_tokens: int | None = None
+    max_concurrency: float | None = None
+    concurrency_len: int | None = None
+    kv_available_bytes: int | None = None  # the tightest worker
+    kv_pinned_bytes: int | None = None
+    weights_loaded_bytes: int | None = None
+    cuda_graph_bytes: int | None = None
+    model_file: str | None = None
+    n_ctx: int | None = None
+    n_seq_max: int | None = None
+    cache_types: tuple[str, str] | None = None
+    buffers: dict[str, int] = field(default_factory=dict)  # llama.cpp: kind -> bytes on GPUs
+    gpu_buffers: dict[str, list[int]] = field(default_factory=dict)  # kind -> per device
+    context_len: int | None = None
+    running_requests: int | None = None
+
+
+def _gib(text: str) -> int:
+    return round(float(text) * GIB)
+
+
+_PAIR = re.compile(
+    r"'(\w+)': ('[^'\\]*'|-?[\d.]+(?:e-?\d+)?|True|False|None|\[[^\[\]]*\]|\{[^{}]*\})"
+)
+
+
+def _literal(text: str) -> dict[str, Any]:
+    """vLLM prints its args as a Python dict; literal_eval reads it without running it.
+
+    A value that is not a literal (an object's repr) spoils the whole dict, so then each
+    key whose value is a literal is read on its own.
+    """
+    try:
+        value = ast.literal_eval(text)
+        return value if isinstance(value, dict) else {}
+    except (ValueError, SyntaxError, RecursionError, MemoryError, TypeError):
+        pass
+    out: dict[str, Any] = {}
+    for key, raw in _PAIR.findall(text):
+        try:
+            out[key] = ast.literal_eval(raw)
+        except (ValueError, SyntaxError, RecursionError, MemoryError, TypeError):
+            continue
+    return out
+
+
+def _vllm_line(log: BootLog, line: str) -> None:
+    p = _VLLM
+    if m := p["version"].search(line):
+        log.version = log.version or m.group(1) or m.group(2)
+    if m := p["args"].search(line):
+        log.args = _literal(m.group(1)) or log.args
+    if m := p["loading"].search(line):
+        log.weights_loaded_bytes = max(log.weights_loaded_bytes or 0, _gib(m.group(1)))
+    if m := p["available"].search(line):
+        value = _gib(m.group(1))
+        log.kv_available_bytes = min(log.kv_available_bytes or value, value)
+    if m := p["pinned"].search(line):
+        log.kv_pinned_bytes = _gib(m.group(1))
+    if m := p["tokens"].search(line):
+        log.kv_pool_tokens = int(m.group(1).replace(",", ""))
+    if m := p["concurrency"].search(line):
+        log.concurrency_len = int(m.group(1).replace(",", ""))
+        log.max_concurrency = float(m.group(2))
+    if m := p["graphs"].search(line):
+        log.cuda_graph_bytes = max(log.cuda_graph_bytes or 0, _gib(m.group(1)))
+
+
+def _llama_line(log: BootLog, line: str) -> None:
+    p = _LLAMA
+    if m := p["build"].search(line):
+        log.version = f"b{m.group(1)}"
+    if (m := p["file"].search(line)) and log.model_file is None:
+        log.model_file = m.group(1)
+    if m := p["buffer"].search(line):
+        device, kind, mib = m.group(1), m.group(2), float(m.group(3))
+        if device.upper().startswith(("CUDA", "ROCM", "VULKAN")) and "HOST" not in device.upper():
+            log.buffers[kind] = log.buffers.get(kind, 0) + round(mib * MIB)
+            log.gpu_buffers.setdefault(kind, []).append(round(mib * MIB))
+    if (m := p["n_ctx"].search(line)) and log.n_ctx is None:
+        log.n_ctx = int(m.group(1))
+    if (m := p["n_seq"].search(line)) and log.n_seq_max is None:
+        log.n_seq_max = int(m.group(1))
+    if (m := p["kv_types"].search(line)) and log.cache_types is None:
+        log.cache_types = (m.group(1), m.group(2))
+
+
+def _sglang_line(log: BootLog, line: str) -> None:
+    p = _SGLANG
+    if m := p["tokens"].search(line):
+        log.kv_pool_tokens = int(m.group(1))
+    if m := p["summary"].search(line):
+        log.kv_pool_tokens = log.kv_pool_tokens or int(m.group(1))
+        log.running_requests = int(m.group(2))
+        log.context_len = int(m.group(3))
+    if m := p["weights"].search(line):
+        log.weights_loaded_bytes = _gib(m.group(1))
+
+
+def detect_engine(text: str) -> str:
+    if "GPU KV cache size" in text or "non-default args" in text or "vLLM API server" in text:
+        return "vllm"
+    if "llama_model_loader" in text or "buffer size =" in text or "llama_context" in text:
+        return "llama.cpp"
+    if "KV Cache is allocated" in text or "max_total_num_tokens" in text:
+        return "sglang"
+    raise LogError(
+        "no vLLM, llama.cpp or SGLang start-up line found (is this the engine's boot log?)"
+    )
+
+
+def parse_log(text: str) -> BootLog:
+    """The facts of one boot log (the first boot in it wins where a fact repeats)."""
+    text = _ANSI.sub("", text)
+    log = BootLog(engine=detect_engine(text))
+    read = {"vllm": _vllm_line, "llama.cpp": _llama_line, "sglang": _sglang_line}[log.engine]
+    for line in text.splitlines():
+        read(log, line.rstrip())
+    if log.engine == "vllm" and log.kv_pool_tokens is None and log.kv_available_bytes is None:
+        raise LogError("the vLLM log ends before the KV cache was sized (no 'GPU KV cache size')")
+    if log.engine == "llama.cpp" and not log.buffers:
+        raise LogError("the llama.cpp log has no 'buffer size' lines (did the model load?)")
+    if log.engine == "sglang" and log.kv_pool_tokens is None:
+        raise LogError("the SGLang log ends before the KV cache was allocated")
+    return log

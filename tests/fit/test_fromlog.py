@@ -1,0 +1,142 @@
+"""`profilegen fit --from-log`: boot logs in the engines' own line formats, read back.
+
+The logs under logs/ are written for these tests in the exact formats vLLM (0.27 and the
+0.28 one-line KV report), llama.cpp and SGLang print.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from profilegen.fit.logs import GIB, LogError, parse_log
+from profilegen.registry import open_registry
+from tests.support.cli import invoke_in
+
+from .conftest import MTP, Invoke
+
+LOGS = Path(__file__).parent / "logs"
+VLLM = LOGS / "vllm-0.27.1-dual-fast.log"
+LLAMA = LOGS / "llamacpp-single-iq4xs.log"
+SGLANG = LOGS / "sglang-eagle3.log"
+
+
+def test_vllm_log_facts() -> None:
+    log = parse_log(VLLM.read_text())
+    assert (log.engine, log.version) == ("vllm", "0.27.1")
+    assert log.kv_pool_tokens == 499_666
+    assert (log.concurrency_len, log.max_concurrency) == (262_144, 1.91)
+    assert log.kv_available_bytes == round(9.05 * GIB)  # the tightest worker
+    assert log.weights_loaded_bytes == round(9.14 * GIB)
+    assert log.cuda_graph_bytes == round(0.05 * GIB)
+    # The args line holds an object repr: the literal keys are still read one by one.
+    assert log.args["speculative_config"] == {"method": "mtp", "num_speculative_tokens": 4}
+    assert log.args["served_model_name"] == ["qwen3.8-27b"]
+    assert log.args["gpu_memory_utilization"] == 0.9
+    assert "compilation_config" not in log.args
+
+
+def test_vllm_028_reports_pool_and_concurrency_on_one_line() -> None:
+    log = parse_log((LOGS / "vllm-0.28-one-line.log").read_text())
+    assert (log.kv_pool_tokens, log.max_concurrency, log.concurrency_len) == (315_039, 2.4, 131_072)
+    assert log.args["tensor_parallel_size"] == 2  # colour codes around the prefix are dropped
+
+
+def test_llamacpp_log_facts() -> None:
+    log = parse_log(LLAMA.read_text())
+    assert (log.engine, log.version) == ("llama.cpp", "b10236")
+    assert log.model_file == "/models/qwen3.8-27b-gguf/unsloth-iq4xs/Qwen3.8-27B-UD-IQ4_XS.gguf"
+    assert (log.n_ctx, log.n_seq_max, log.cache_types) == (262_144, 1, ("q4_0", "q4_0"))
+    mib = 1 << 20
+    assert log.buffers["KV"] == round((4608 + 288) * mib)  # target and draft contexts
+    assert log.buffers["model"] == round(12897.20 * mib)  # CPU_Mapped stays on the host
+    assert log.gpu_buffers["compute"] == [round(494 * mib)] * 2  # CUDA_Host is not a GPU
+
+
+def test_sglang_log_facts() -> None:
+    log = parse_log(SGLANG.read_text())
+    assert (log.engine, log.kv_pool_tokens) == ("sglang", 600_075)
+    assert (log.context_len, log.running_requests) == (32_768, 4)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("hello\n", "no vLLM, llama.cpp or SGLang start-up line found"),
+        ("INFO vLLM API server version 0.27.1\n", "ends before the KV cache was sized"),
+        ("llama_context: n_ctx = 4096\n", "has no 'buffer size' lines"),
+    ],
+)
+def test_incomplete_logs_are_refused(text: str, message: str) -> None:
+    with pytest.raises(LogError, match=message):
+        parse_log(text)
+
+
+def test_from_log_compares_every_term(invoke: Invoke) -> None:
+    result = invoke("fit", "--from-log", str(VLLM))
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "log: vllm 0.27.1 -> profile qwen38-27b-dual-fast on vllm-v0.27.1" in out
+    assert "KV pool                            499,666         499,666   +0.0%" in out
+    for term in ("available KV per GPU", "model loading per GPU", "CUDA graph estimate"):
+        assert term in out
+    data = json.loads(invoke("fit", "--from-log", str(VLLM), "--format", "json").stdout)
+    assert data["profile"] == MTP and data["settings"] == {}
+    assert {t["name"] for t in data["terms"]} >= {"KV pool", "available KV per GPU"}
+
+
+def test_from_log_on_another_release(invoke: Invoke) -> None:
+    out = invoke("fit", "--from-log", str(VLLM), "--engine", "vllm-v0.25.1").stdout
+    assert "on vllm-v0.25.1" in out and "accounting: torch-reserved" in out
+    assert "KV pool                            566,288         499,666  +13.3%" in out
+
+
+def test_from_log_llamacpp_and_sglang(invoke: Invoke) -> None:
+    out = invoke("fit", "--from-log", str(LLAMA)).stdout
+    assert "profile qwen38-27b-single-iq4xs on llama.cpp-b10236" in out
+    assert "KV buffers                        4.78 GiB        4.78 GiB   +0.0%" in out
+    refused = invoke("fit", "--from-log", str(SGLANG))
+    assert refused.exit_code == 2
+    assert "no sglang profile serves the weights or name this log shows" in refused.output
+    named = invoke("fit", "--from-log", str(SGLANG), "--profile", "qwen36-27b-dual-eagle3")
+    assert named.exit_code == 0 and "KV pool" in named.stdout
+
+
+def test_from_log_bad_files_exit_2(invoke: Invoke, tmp_path: Path) -> None:
+    missing = invoke("fit", "--from-log", str(tmp_path / "nope.log"))
+    assert missing.exit_code == 2 and "cannot read the log (No such file" in missing.output
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    blocked = invoke("fit", "--from-log", str(fifo))
+    assert blocked.exit_code == 2 and "is a FIFO, not a log file" in blocked.output
+    junk = invoke("fit", "--from-log", str(LOGS / "not-a-log.log"))
+    assert junk.exit_code == 2 and "Traceback" not in junk.output
+    both = invoke("fit", MTP, "--from-log", str(VLLM), "--profile", "qwen38-27b-dual-max")
+    assert both.exit_code == 2 and "name the profile once" in both.output
+
+
+def test_record_adds_the_boot_as_evidence(repo: Path) -> None:
+    run = invoke_in(repo, "fit", "--from-log", str(VLLM), "--record")
+    assert run.code == 0, run.text
+    assert "recorded the boot as evidence in registry/profiles/qwen38-27b-dual-fast.yaml" in run.err
+    text = (repo / "registry/profiles/qwen38-27b-dual-fast.yaml").read_text()
+    assert text.startswith("# yaml-language-server")  # the file keeps its comments
+    registry = open_registry(repo)
+    ev = registry.profiles[MTP].evidence[-1]
+    assert ev.key and ev.key.startswith("qwen38-27b-dual-fast-") and ev.engine is None
+    assert ev.source == "boot log vllm-0.27.1-dual-fast.log (profilegen fit --from-log)"
+    assert (ev.measured.kv_pool_tokens, ev.measured.max_concurrency) == (499_666, 1.91)
+    assert ev.measured.kv_available_bytes == round(9.05 * GIB)
+    again = invoke_in(repo, "fit", "--from-log", str(VLLM), "--record")
+    assert again.code == 0
+    keys = [e.key for e in open_registry(repo).profiles[MTP].evidence]
+    assert len(keys) == len(set(keys))  # a second record gets its own key
+
+
+def test_record_needs_a_registry_rig(repo: Path) -> None:
+    run = invoke_in(repo, "fit", "--from-log", str(VLLM), "--record", "--rig", "2x3090")
+    assert run.code == 2
+    assert "--record needs a registry rig; '2x3090' is not one" in run.err
