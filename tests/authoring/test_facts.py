@@ -65,6 +65,7 @@ def test_qwen_next_gguf_linear_attention_from_the_ssm_keys() -> None:
         "key_head_dim": 128,
         "value_head_dim": 128,
         "conv_kernel": 4,
+        "state_dtype": "float32",  # the default: vLLM keeps recurrent state in fp32
     }
     assert a.moe is not None and (a.moe.num_experts, a.moe.experts_per_token) == (512, 10)
 

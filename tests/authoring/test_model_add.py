@@ -71,6 +71,7 @@ ARCHITECTURES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
                 "key_head_dim": 128,
                 "value_head_dim": 128,
                 "conv_kernel": 4,
+                "state_dtype": "float32",
             },
         },
     ),
@@ -111,6 +112,7 @@ ARCHITECTURES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
                 "state_size": 128,
                 "n_groups": 8,
                 "conv_kernel": 4,
+                "state_dtype": "float32",
             },
             "moe": {
                 "num_experts": 128,
