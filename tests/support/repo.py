@@ -12,7 +12,7 @@ from profilegen.generated import schemas as schema
 
 REPO = Path(__file__).resolve().parents[2]
 # What a registry repository holds besides the code: enough for every command.
-DATA = ("registry", "schema", "compose", "templates", "docs", "profilegen.lock.json")
+DATA = ("registry", "schema", "compose", "k8s", "templates", "docs", "profilegen.lock.json")
 
 
 def copy_repo(dest: Path) -> Path:

@@ -1,15 +1,23 @@
-"""The whole checked-in generated tree: compose/<id>/ for every profile and the docs/ pages."""
+"""The whole checked-in generated tree: compose/<id>/ for every profile, the docs/ pages, and
+k8s/<id>/ where the maintainers opted in (registry/settings.yaml: kubernetes.checked_in)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from ..docs.catalog import docs_plan
+from ..errors import ProfilegenError
 from ..registry import Registry
 from ..render import Rendered, render_profile
+from ..render.targets.k8s import RenderedK8s, build_k8s, render_k8s
+from ..render.targets.k8s_yaml import dump_objects
 
 COMPOSE_DIR = "compose"
+K8S_DIR = "k8s"
 GENERATED_NAMES = frozenset({"compose.yaml", "patches.manifest.json", ".env.example"})
+K8S_NAMES = frozenset({"kubernetes.yaml"})
+# Folder -> the file names profilegen writes in each of its <id>/ folders.
+PROFILE_DIRS = {COMPOSE_DIR: GENERATED_NAMES, K8S_DIR: K8S_NAMES}
 
 
 def render_all(registry: Registry, only: frozenset[str] | None = None) -> dict[str, Rendered]:
@@ -21,28 +29,73 @@ def render_all(registry: Registry, only: frozenset[str] | None = None) -> dict[s
     }
 
 
-def plan_all(registry: Registry, rendered: dict[str, Rendered] | None = None) -> dict[str, bytes]:
-    """Relative path -> bytes of every generated file (compose/ and docs/)."""
+def k8s_all(
+    registry: Registry, rendered: dict[str, Rendered], *, verify: bool
+) -> dict[str, RenderedK8s | ProfilegenError]:
+    """Every profile of `rendered` for Kubernetes (default options), or why it cannot be.
+
+    `verify`: written out, read back and validated (what `render --all` writes); else only
+    built (what `check` validates and compares).
+    """
+    out: dict[str, RenderedK8s | ProfilegenError] = {}
+    make = render_k8s if verify else build_k8s
+    for profile_id, result in rendered.items():
+        try:
+            out[profile_id] = make(registry, registry.profiles[profile_id], script=result.script)
+        except ProfilegenError as exc:
+            out[profile_id] = exc
+    return out
+
+
+def k8s_files(builds: dict[str, RenderedK8s | ProfilegenError]) -> dict[str, bytes]:
+    """k8s/<id>/kubernetes.yaml of every profile that renders (the others are findings)."""
+    files = {}
+    for profile_id, built in builds.items():
+        if isinstance(built, ProfilegenError):
+            continue
+        text = built.yaml or dump_objects(built.objects, built.header).encode()
+        files[f"{K8S_DIR}/{profile_id}/kubernetes.yaml"] = text
+    return files
+
+
+def plan_all(
+    registry: Registry,
+    rendered: dict[str, Rendered] | None = None,
+    k8s: dict[str, RenderedK8s | ProfilegenError] | None = None,
+) -> dict[str, bytes]:
+    """Relative path -> bytes of every generated file (compose/, docs/, opted-in k8s/).
+
+    Without `k8s`, the Kubernetes files are rendered here and any profile that cannot be
+    rendered raises (what `render --all` needs).
+    """
+    rendered = rendered or render_all(registry)
     plan: dict[str, bytes] = {}
-    for profile_id, result in (rendered or render_all(registry)).items():
+    for profile_id, result in rendered.items():
         for name, content in result.files().items():
             plan[f"{COMPOSE_DIR}/{profile_id}/{name}"] = content
     plan.update(docs_plan(registry))
+    if registry.settings.kubernetes.checked_in:
+        if k8s is None:
+            k8s = k8s_all(registry, rendered, verify=True)
+            for failed in k8s.values():
+                if isinstance(failed, ProfilegenError):
+                    raise failed
+        plan.update(k8s_files(k8s))
     return plan
 
 
-def orphan_dirs(root: Path, keep: set[str]) -> list[Path]:
-    folder = root / COMPOSE_DIR
+def orphan_dirs(root: Path, keep: set[str], folder_name: str = COMPOSE_DIR) -> list[Path]:
+    folder = root / folder_name
     if not folder.is_dir():
         return []
     return sorted(p for p in folder.iterdir() if p.is_dir() and p.name not in keep)
 
 
-def remove_orphans(root: Path, keep: set[str]) -> list[Path]:
+def remove_orphans(root: Path, keep: set[str], folder_name: str = COMPOSE_DIR) -> list[Path]:
     """Deletes generated files of profiles that no longer exist (nothing else)."""
     removed = []
-    for folder in orphan_dirs(root, keep):
-        for name in GENERATED_NAMES:
+    for folder in orphan_dirs(root, keep, folder_name):
+        for name in PROFILE_DIRS[folder_name]:
             path = folder / name
             if path.is_file():
                 path.unlink()

@@ -9,6 +9,16 @@ __all__ = ["RULES", "CheckContext", "Rule", "load_rules", "rule"]
 
 def load_rules() -> list[Rule]:
     """Imports the rule modules (registration happens at import), in report order."""
-    from . import catalogue, disk, docs, explain, fit, hardware, lockfile, patches  # noqa: F401
+    from . import (  # noqa: F401
+        catalogue,
+        disk,
+        docs,
+        explain,
+        fit,
+        hardware,
+        kubernetes,
+        lockfile,
+        patches,
+    )
 
     return RULES
