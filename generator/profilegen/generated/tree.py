@@ -10,7 +10,6 @@ from ..errors import ProfilegenError
 from ..registry import Registry
 from ..render import Rendered, render_profile
 from ..render.targets.k8s import RenderedK8s, build_k8s, render_k8s
-from ..render.targets.k8s_yaml import dump_objects
 
 COMPOSE_DIR = "compose"
 K8S_DIR = "k8s"
@@ -53,7 +52,7 @@ def k8s_files(builds: dict[str, RenderedK8s | ProfilegenError]) -> dict[str, byt
     for profile_id, built in builds.items():
         if isinstance(built, ProfilegenError):
             continue
-        text = built.yaml or dump_objects(built.objects, built.header).encode()
+        text = built.yaml or built.text().encode()
         files[f"{K8S_DIR}/{profile_id}/kubernetes.yaml"] = text
     return files
 

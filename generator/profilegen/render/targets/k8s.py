@@ -34,7 +34,7 @@ from .k8s_plan import (
 )
 from .k8s_pod import PodPlan, pod_spec, tunables_data
 from .k8s_schema import K8S_VERSION, LWS_VERSION, schema_problems
-from .k8s_yaml import Block, dump_objects, plain, verify_objects
+from .k8s_yaml import Block, dump_objects, verify_objects
 
 # How long a worker waits for the leader's Ray head before it gives up (and restarts).
 RAY_WAIT_S = 600
@@ -53,7 +53,6 @@ class RenderedK8s:
     scripts: Mapping[str, str]
     tunables: Mapping[str, str]
     plan: PodPlan
-    header: str
     yaml: bytes = b""  # set by render_k8s, once read back and validated
 
     def files(self) -> dict[str, bytes]:
@@ -64,7 +63,12 @@ class RenderedK8s:
 
     def schema_problems(self) -> list[str]:
         """What the pinned API schemas refuse in these objects (empty: all validate)."""
-        return [p for obj in self.objects for p in schema_problems(plain(obj))]
+        return [p for obj in self.objects for p in schema_problems(obj)]
+
+    def text(self) -> str:
+        """The objects as YAML under their comment header (not read back: see render_k8s)."""
+        envs = environments(tuple(template_dirs(self.plan.ctx.registry.root)))
+        return dump_objects(self.objects, _header(self.plan.ctx, self.plan, envs))
 
     def patch_objects(self, files: Mapping[str, bytes]) -> list[dict[str, Any]]:
         """The ConfigMaps of the small patches, from their gathered (verified) files."""
@@ -133,7 +137,9 @@ def _pvc(ctx: Context, plan: PodPlan) -> dict[str, Any]:
     artifacts = [ctx.weights, ctx.mmproj, ctx.drafter.artifact if ctx.drafter else None]
     size = sum(a.size.bytes for a in artifacts if a is not None and a.size is not None)
     gib = max(20, math.ceil(size * 1.2 / 2**30) + 10)
-    access = "ReadWriteMany" if plan.layout.multi_node else "ReadWriteOnce"
+    # Several pods (a group's nodes, or replicas) read the same weights: a shared volume.
+    shared = plan.layout.multi_node or plan.options.replicas > 1
+    access = "ReadWriteMany" if shared else "ReadWriteOnce"
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
@@ -196,8 +202,9 @@ def _service(plan: PodPlan, component: str) -> dict[str, Any]:
 
 def _notes(plan: PodPlan) -> list[str]:
     notes = [SPEC_PP_NOTE] if plan.spec_pinned_off else []
-    if plan.layout.multi_node and not plan.options.host_data_dir:
-        notes.append("the data volume is ReadWriteMany: every node of the group reads the weights")
+    shared = plan.layout.multi_node or plan.options.replicas > 1
+    if shared and not plan.options.host_data_dir:
+        notes.append("the data volume is ReadWriteMany: every pod reads the same weights")
     return notes
 
 
@@ -250,8 +257,7 @@ def build_k8s(
     else:
         objects.append(_deployment(plan, annotations, config))
         objects.append(_service(plan, "server"))
-    header = _header(ctx, plan, envs)
-    return RenderedK8s(profile.id, name, layout, tuple(objects), scripts, tunables, plan, header)
+    return RenderedK8s(profile.id, name, layout, tuple(objects), scripts, tunables, plan)
 
 
 def render_k8s(
@@ -263,7 +269,7 @@ def render_k8s(
     """Renders one profile for Kubernetes; pure: the registry in, objects and YAML out, the
     YAML read back and every object checked against the pinned schemas."""
     built = build_k8s(registry, profile, options, script)
-    text = dump_objects(built.objects, built.header)
+    text = built.text()
     check_objects(profile.id, text, built.objects)
     return replace(built, yaml=text.encode())
 
@@ -271,6 +277,6 @@ def render_k8s(
 def check_objects(label: str, text: str, objects: Sequence[Mapping[str, Any]]) -> None:
     """Raises RenderError unless the YAML reads back as intended and every object validates."""
     verify_objects(label, text, objects)
-    problems = [p for obj in objects for p in schema_problems(plain(obj))]
+    problems = [p for obj in objects for p in schema_problems(obj)]
     if problems:
         raise RenderError(f"{label}: refused by the Kubernetes schemas: " + "; ".join(problems[:5]))

@@ -27,6 +27,7 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
 from ...resources import data_dir
+from .k8s_yaml import Block, plain
 
 K8S_VERSION = "v1.37.0"
 LWS_VERSION = "v0.10.0"
@@ -117,10 +118,12 @@ def _shapes_exact() -> bool:
 
 
 def _shape(node: Any, root: bool = False) -> Any:
+    if isinstance(node, Block):
+        return ""
     if isinstance(node, dict):
         keep = ("apiVersion", "kind") if root else ()
         return {k: v if k in keep else _shape(v) for k, v in node.items()}
-    if isinstance(node, list):
+    if isinstance(node, list | tuple):
         shapes = {json.dumps(s, sort_keys=True): s for s in map(_shape, node)}
         return [shapes[k] for k in sorted(shapes)]
     if isinstance(node, bool) or node is None:
@@ -180,15 +183,16 @@ def _core_problems(definition: str, obj: Mapping[str, Any]) -> list[str]:
     if validator.is_valid(shape):
         _VALID_SHAPES.add(key)
         return []
-    return list(_errors(validator, obj))  # the real values, for real messages
+    return list(_errors(validator, plain(obj)))  # the real values, for real messages
 
 
 def schema_problems(obj: Mapping[str, Any]) -> list[str]:
-    """What the API server would refuse in one object (empty: it validates)."""
+    """What the API server would refuse in one object (empty: it validates); the object may
+    hold `Block`s (they are strings)."""
     api, kind = obj.get("apiVersion"), obj.get("kind")
     name = f"{kind}/{obj.get('metadata', {}).get('name')}"
     if (api, kind) == (LWS_API, "LeaderWorkerSet"):
-        found = list(_lws_problems(obj))
+        found = list(_lws_problems(plain(obj)))
     elif (api, kind) in CORE_KINDS:
         found = _core_problems(CORE_KINDS[(str(api), str(kind))], obj)
     else:
