@@ -108,3 +108,19 @@ def test_the_k8s_tree_is_checked_in_only_when_the_registry_opts_in(root: Path) -
         "k8s/: error: [disk-orphan] k8s/ is generated only when registry/settings.yaml sets kubernetes.checked_in (delete it, or opt in)"
         in check.out
     )
+
+
+def test_explain_shows_what_each_pod_of_a_group_runs(root: Path) -> None:
+    worker = invoke_in(
+        root, "explain", "tiny-chat", "--target", "k8s", "--nodes", "2", "--role", "worker"
+    )
+    assert worker.code == 0, worker.text
+    assert "runs: ray\n  start\n  --block\n  --address=tiny-chat-0.tiny-chat:6379\n" in worker.out
+    leader = invoke_in(root, "explain", "tiny-chat", "--target", "k8s", "--nodes", "2")
+    assert "  --distributed-executor-backend ray\n" in leader.out
+    pinned = invoke_in(root, "explain", "tiny-chat", "--target", "k8s", "-e", "TP=4")
+    assert (pinned.code, pinned.err) == (
+        2,
+        "error: -e TP: the manifest sets it on the container, not a tunable\n",
+    )
+    assert invoke_in(root, "explain", "tiny-chat", "--role", "leader").code == 2

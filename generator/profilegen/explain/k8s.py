@@ -20,9 +20,12 @@ ROLES = {"server": "entrypoint.sh", "leader": "leader.sh", "worker": "worker.sh"
 def pod_env(rendered: RenderedK8s, role: str, scenario: Scenario) -> dict[str, str]:
     """The container's environment at start-up, with the scenario's ConfigMap edits."""
     known = set(rendered.tunables)
+    fixed = {item["name"] for item in rendered.container_env(role)}
     for name, value in scenario.env:
         if not ENV_NAME.fullmatch(name) or "\0" in value:
             raise UsageError(f"-e {name}: not a variable name and value")
+        if name in fixed:
+            raise UsageError(f"-e {name}: the manifest sets it on the container, not a tunable")
         if name not in known:
             close = suggest(name, sorted(known))
             hint = f"did you mean {close}?" if close else "see the tunables ConfigMap"
