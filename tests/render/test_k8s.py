@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
-import shutil
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from profilegen.errors import ProfilegenError
+from profilegen.errors import ProfilegenError, UsageError
+from profilegen.model import Rig
 from profilegen.registry import Registry, open_registry
 from profilegen.render.targets import k8s_schema
 from profilegen.render.targets.k8s import RenderedK8s, build_k8s, render_k8s
@@ -92,16 +93,20 @@ def test_leader_worker_set_validates_against_the_crd_and_its_pods_against_kubern
             validate_with_package(plain(obj))
 
 
-def test_every_profile_that_splits_over_two_nodes_validates() -> None:
-    """All of them, through the vendored validators (the same schemas, see above); every
-    profile's one-node objects are validated by `check` (the k8s rule)."""
-    reg, checked = registry(), 0
+def test_every_profile_that_splits_over_two_nodes_builds_and_each_kind_validates() -> None:
+    """Every vLLM profile with an even TP splits over two nodes; one of each kind (engine,
+    patches, drafter, host mounts, group id) is validated in full against the CRD and the
+    core schemas. Every profile's one-node objects are validated by `check` (the k8s rule)."""
+    reg, kinds = registry(), {}
     for profile in reg.concrete_profiles():
         if reg.engines[profile.engine].kind == "vllm" and profile.envelope.tp % 2 == 0:
             built = build_k8s(reg, profile, K8sOptions(nodes=2))
-            assert built.schema_problems() == [], profile.id
-            checked += 1
-    assert checked > 40
+            absolute = any(m.host.startswith("/") for m in profile.mounts.values())
+            kind = (profile.engine, bool(profile.patches), bool(profile.drafter), absolute)
+            kinds.setdefault((*kind, profile.user_gid is None), built)
+    assert len(kinds) > 5
+    for built in kinds.values():
+        assert built.schema_problems() == [], built.profile_id
 
 
 @pytest.mark.parametrize(
@@ -212,24 +217,25 @@ def test_two_nodes_split_tp_within_a_node_and_pp_across() -> None:
 
 
 @pytest.fixture(scope="module")
-def cluster_registry(tmp_path_factory: pytest.TempPathFactory) -> Registry:
+def cluster_registry() -> Registry:
     """The registry with a rig of two 4-GPU nodes (multi8-fast's), and multi8-max at TP 4 x
     PP 3 on the 8-GPU box."""
-    root = tmp_path_factory.mktemp("cluster") / "root"
-    shutil.copytree(REPO / "registry", root / "registry")
-    rigs = root / "registry" / "rigs"
-    rig = (rigs / "8x3090-pcie.yaml").read_text().replace("id: 8x3090-pcie", "id: 2x4x3090")
-    (rigs / "2x4x3090.yaml").write_text(
-        rig
-        + "kubernetes:\n  gpus_per_node: 4\n  gpu_product: NVIDIA-GeForce-RTX-3090\n"
-        + "  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n"
-    )
-    profiles = root / "registry" / "profiles"
-    fast = profiles / "qwen38-27b-multi8-fast.yaml"
-    fast.write_text(fast.read_text().replace('rig: "8x3090-pcie"', 'rig: "2x4x3090"'))
-    most = profiles / "qwen38-27b-multi8-max.yaml"
-    most.write_text(most.read_text().replace("  tp: 8\n", "  tp: 4\n  pp: 3\n"))
-    return open_registry(root)
+    reg = registry()
+    rig = reg.rigs["8x3090-pcie"].model_dump()
+    kube = {"gpus_per_node": 4, "gpu_product": "NVIDIA-GeForce-RTX-3090"}
+    kube["tolerations"] = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    rigs = {
+        **reg.rigs,
+        "2x4x3090": Rig.model_validate({**rig, "id": "2x4x3090", "kubernetes": kube}),
+    }
+    fast, most = reg.profiles["qwen38-27b-multi8-fast"], reg.profiles["qwen38-27b-multi8-max"]
+    split = most.envelope.model_copy(update={"tp": 4, "pp": 3})
+    profiles = {
+        **reg.profiles,
+        fast.id: fast.model_copy(update={"rig": "2x4x3090"}),
+        most.id: most.model_copy(update={"envelope": split}),
+    }
+    return dataclasses.replace(reg, rigs=rigs, profiles=profiles)
 
 
 def test_a_rig_of_smaller_nodes_splits_without_being_asked(cluster_registry: Registry) -> None:
@@ -262,10 +268,61 @@ def test_tp_that_does_not_split_the_kv_heads_per_node_is_refused(
     assert (out.layout.nodes, out.layout.tp, out.layout.pp) == (3, 4, 3)
 
 
+@pytest.mark.parametrize(
+    ("profile_id", "options", "message"),
+    [
+        (
+            "qwen38-27b-multi4-fast",
+            K8sOptions(nodes=3),
+            "registry/profiles/qwen38-27b-multi4-fast.yaml:16: qwen38-27b-multi4-fast's TP x PP "
+            "= 4 GPUs do not split evenly over 3 nodes",
+        ),
+        (
+            "llamacpp-gemma-12b-single-q8kxl",
+            K8sOptions(nodes=2),
+            "registry/profiles/llamacpp-gemma-12b-single-q8kxl.yaml:10: 2 nodes asked for "
+            "llamacpp-gemma-12b-single-q8kxl: llama.cpp has no multi-node path here: its RPC "
+            "backend (rpc-server on each worker, --rpc on the server) is not modelled, so "
+            "profilegen refuses rather than guess; serve it on one node",
+        ),
+        (
+            "qwen36-27b-dual-eagle3",
+            K8sOptions(nodes=2),
+            "registry/profiles/qwen36-27b-dual-eagle3.yaml:9: 2 nodes asked for "
+            "qwen36-27b-dual-eagle3: SGLang's multi-node launch (--nnodes/--node-rank) is not "
+            "rendered; serve it on one node",
+        ),
+        (
+            "qwen38-27b-dual-fast",
+            K8sOptions(namespace="LLM_Serving"),
+            "--namespace: 'LLM_Serving' is not a DNS label (lower-case letters, digits and '-', "
+            "starting and ending with a letter or digit, at most 63 characters)",
+        ),
+        (
+            "qwen38-27b-dual-fast",
+            K8sOptions(host_data_dir="models"),
+            "--host-data-dir: 'models' is not an absolute path on the nodes",
+        ),
+        (
+            "qwen38-27b-dual-fast",
+            K8sOptions(replicas=0),
+            "--replicas: 0 is not a positive number of replicas",
+        ),
+    ],
+)
+def test_what_cannot_be_rendered_is_a_located_usage_error(
+    profile_id: str, options: K8sOptions, message: str
+) -> None:
+    with pytest.raises(UsageError) as caught:
+        rendered(profile_id, options)
+    assert str(caught.value) == message
+    assert caught.value.exit_code == 2
+
+
 # --------------------------------------------------------------------------- YAML and quoting
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.text())
 def test_every_string_reads_back_as_itself_in_yaml_1_1_and_1_2(text: str) -> None:
     """Kubernetes reads YAML 1.1 (`on`, `0777`, `1:20` are not strings there); we quote."""
