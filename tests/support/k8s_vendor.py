@@ -54,15 +54,13 @@ def kubernetes_subset(version: str = K8S_VERSION) -> dict[str, Any]:
         if name not in seen:
             seen.add(name)
             todo += _REF.findall(json.dumps(defs[name]))
-    from kubernetes_validate.version import __version__
-
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": f"kubernetes-v{version}.json",
         "$comment": (
             f"Kubernetes v{version} object schemas (strict: unknown fields refused), the "
             f"closure of {', '.join(n.rsplit('.', 1)[1] for n in ROOTS)}; from the PyPI "
-            f"package kubernetes-validate {__version__} (v{version}-local-strict), "
+            f"package kubernetes-validate (its v{version}-local-strict schemas), "
             "descriptions removed. Regenerate: python -m tests.support.k8s_vendor"
         ),
         "$defs": {name: _strip(defs[name]) for name in sorted(seen)},
