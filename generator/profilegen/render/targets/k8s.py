@@ -99,23 +99,11 @@ def _annotations(ctx: Context) -> dict[str, str]:
 def _scripts(
     ctx: Context, plan: PodPlan, envs: dict[str, Any], script: str | None
 ) -> dict[str, str]:
-    command = engine_command(ctx)
-    engine_template = f"entrypoint/engines/{ENGINE_TEMPLATES[ctx.engine.kind]}.sh.j2"
-    common = {"c": ctx, "p": ctx.profile, "cmd": command, "engine_template": engine_template}
-    layout = plan.layout
-    if layout.multi_node:
-        extra = {"layout": layout, "ray_port": RAY_PORT, "ray_wait_s": RAY_WAIT_S}
-        args = multinode_args(ctx, layout)
-        scripts = {
-            "leader.sh": envs["shell"]
-            .get_template("k8s/leader.sh.j2")
-            .render(**common, **extra, multinode_args=args),
-            "worker.sh": envs["shell"].get_template("k8s/worker.sh.j2").render(**common, **extra),
-        }
+    if plan.layout.multi_node:
+        scripts = _group_scripts(ctx, plan, envs)
     else:
         # One node runs exactly the compose service's script.
-        text = script or envs["shell"].get_template(engine_template).render(**common)
-        scripts = {"entrypoint.sh": text}
+        scripts = {"entrypoint.sh": script or _render_script(ctx, envs, _engine_template(ctx))}
     fetches, _ = fetch_plan(plan.deliveries)
     if fetches:
         template = envs["shell"].get_template("k8s/fetch-patches.sh.j2")
@@ -123,6 +111,30 @@ def _scripts(
             p=ctx.profile, fetches=fetches, fetch_root=FETCH_DIR
         )
     return scripts
+
+
+def _engine_template(ctx: Context) -> str:
+    return f"entrypoint/engines/{ENGINE_TEMPLATES[ctx.engine.kind]}.sh.j2"
+
+
+def _render_script(ctx: Context, envs: dict[str, Any], template: str, **extra: Any) -> str:
+    common = {"c": ctx, "p": ctx.profile, "cmd": engine_command(ctx)}
+    text: str = (
+        envs["shell"]
+        .get_template(template)
+        .render(**common, engine_template=_engine_template(ctx), **extra)
+    )
+    return text
+
+
+def _group_scripts(ctx: Context, plan: PodPlan, envs: dict[str, Any]) -> dict[str, str]:
+    """The leader's and the workers' scripts: the engine's, with another `launch` block."""
+    extra = {"layout": plan.layout, "ray_port": RAY_PORT, "ray_wait_s": RAY_WAIT_S}
+    args = multinode_args(ctx, plan.layout)
+    return {
+        "leader.sh": _render_script(ctx, envs, "k8s/leader.sh.j2", **extra, multinode_args=args),
+        "worker.sh": _render_script(ctx, envs, "k8s/worker.sh.j2", **extra),
+    }
 
 
 def _config_hash(scripts: Mapping[str, str], tunables: Mapping[str, str]) -> str:
