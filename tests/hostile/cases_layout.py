@@ -216,6 +216,33 @@ def write_cases() -> list[Case]:
             ),
         ),
         Case(
+            "render-k8s-bundle-with-a-tampered-vendored-patch",
+            setup=(edit(PATCH_FILE, "-", "+"),),
+            args=("render", "tiny-chat", "--target", "k8s", "-o", "{out}"),
+            says=(
+                "error: 1 patch file(s) are not available:",
+                "  tiny-fix/fix.patch (sha256 dd5d0074ae46…): vendored file does not match its "
+                "pinned sha256/size",
+            ),
+        ),
+        Case(
+            "render-k8s-with-a-title-that-is-yaml-and-shell",
+            setup=(
+                edit(
+                    PROFILE,
+                    "title: Tiny-7B bf16 + EAGLE-3, TP2",
+                    'title: "yes\\n---\\nkind: Secret\\ndata: $(HF_TOKEN) ${HOME} \\u2028 #"',
+                ),
+            ),
+            args=("render", "tiny-chat", "--target", "k8s"),
+            code=0,
+            says=(
+                '    profilegen.io/title: "yes\\n---\\nkind: Secret\\ndata: $(HF_TOKEN) ${HOME} '
+                '\\U00002028 #"',
+            ),
+            never=("\nkind: Secret",),
+        ),
+        Case(
             "render-bundle-with-a-vendored-fifo",
             setup=(remove(PATCH_FILE), fifo(PATCH_FILE)),
             args=("render", "tiny-chat", "-o", "{out}"),

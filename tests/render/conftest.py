@@ -488,7 +488,7 @@ class BootResult:
         return log.read_text().splitlines() if log.is_file() else []
 
 
-ENGINE_STUBS = ("vllm", "llama-server", "python3")
+ENGINE_STUBS = ("vllm", "llama-server", "python3", "ray")
 
 
 def _stub(path: Path, body: str) -> None:

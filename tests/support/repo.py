@@ -17,6 +17,7 @@ DATA = (
     "schema",
     "compose",
     "gateways",
+    "k8s",
     "templates",
     "docs",
     "profilegen.lock.json",

@@ -35,6 +35,7 @@ CHECK_INPUTS = (
     "templates",
     "compose",
     "gateways",
+    "k8s",
     "docs",
     "profilegen.lock.json",
 )

@@ -1,7 +1,9 @@
-"""`profilegen render`: one compose to stdout, a relocatable bundle, or the whole checked-in tree.
+"""`profilegen render`: one profile to stdout or a relocatable bundle, for Compose or
+Kubernetes, or the whole checked-in tree.
 
 A compose to stdout is answered from the result cache while no byte of registry/, of the
 registry's templates/ or of profilegen has changed; nothing heavier than hashing runs then.
+What `check` rejects is never written: its errors, exit 1.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import click
 from ..cache import Inputs, Store
 from ..errors import EXIT_OK, UsageError
 from .common import Context, pass_context, timeout_option
+from .render_k8s import k8s_options, render_k8s
 
 if TYPE_CHECKING:
     from ..registry import Registry
@@ -21,6 +24,7 @@ if TYPE_CHECKING:
 RENDER_INPUTS = ("registry", "templates")
 # The docs pages also show fit predictions, which read artifact sizes from the lock.
 PLAN_INPUTS = (*RENDER_INPUTS, "profilegen.lock.json")
+COMPOSE_TREE = ("compose", "docs", "gateways")
 
 
 @click.command("render")
@@ -29,23 +33,57 @@ PLAN_INPUTS = (*RENDER_INPUTS, "profilegen.lock.json")
     "-o",
     "--output",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Write a relocatable bundle (compose, manifest, .env.example, patches/) here.",
+    help="Write a relocatable bundle (compose or Kubernetes files, manifest, patches) here.",
 )
+@click.option("--all", "all_", is_flag=True, help="Rewrite the checked-in generated tree.")
 @click.option(
-    "--all", "all_", is_flag=True, help="Rewrite the checked-in compose/, gateways/ and docs/."
+    "--target",
+    type=click.Choice(["compose", "k8s"]),
+    help="What to render: a docker-compose service (default) or Kubernetes objects.",
 )
+@click.option("--namespace", metavar="NS", help="k8s: the namespace of every object.")
+@click.option("--replicas", type=int, help="k8s: serving replicas (pods, or pod groups).")
+@click.option("--nodes", type=int, help="k8s: split over N nodes (vLLM: LeaderWorkerSet).")
+@click.option(
+    "--host-data-dir",
+    metavar="PATH",
+    help="k8s: a folder on every node (models/, cache/) instead of a PersistentVolumeClaim.",
+)
+@click.option("--hf-secret", metavar="NAME", help="k8s: the Secret holding HF_TOKEN (hf-token).")
 @timeout_option
 @pass_context
 def command(
-    obj: Context, profile: str | None, output: Path | None, all_: bool, timeout: float | None
+    obj: Context,
+    profile: str | None,
+    output: Path | None,
+    all_: bool,
+    target: str | None,
+    namespace: str | None,
+    replicas: int | None,
+    nodes: int | None,
+    host_data_dir: str | None,
+    hf_secret: str | None,
+    timeout: float | None,
 ) -> int:
-    """Render PROFILE's compose file to stdout (or a bundle with -o)."""
+    """Render PROFILE's compose file (or Kubernetes objects) to stdout, or a bundle with -o."""
+    options, given = k8s_options(target, namespace, replicas, nodes, host_data_dir, hf_secret)
     if all_:
         if profile or output:
             raise UsageError("--all renders every profile into compose/; give no PROFILE or -o")
-        return render_all(obj)
+        if given:
+            raise UsageError(
+                f"--all writes the checked-in tree with default options; give no {', '.join(given)}"
+            )
+        return render_all(obj, target)
     if not profile:
         raise UsageError("name a PROFILE to render (or use --all)")
+    if options is not None:
+        from ..registry import find_profile
+
+        registry = obj.registry()
+        found = find_profile(registry, profile)
+        _refuse_rejected(registry, [found.id])
+        return render_k8s(registry, found, options, output, timeout)
     if output is None:
         click.echo(_compose(obj, profile).decode(), nl=False)
         return EXIT_OK
@@ -101,25 +139,39 @@ def _bundle(registry: Registry, name: str, output: Path, timeout: float | None) 
     return EXIT_OK
 
 
-def render_all(obj: Context) -> int:
+def render_all(obj: Context, target: str | None = None) -> int:
+    """Writes the checked-in tree: compose/, gateways/ and docs/, and k8s/ where the registry
+    opts in (`--target` narrows it to one of them)."""
     from ..docs.catalog import remove_orphan_pages
-    from ..generated.tree import COMPOSE_DIR, GATEWAYS_DIR, remove_orphans
+    from ..generated.tree import GATEWAYS_DIR, K8S_DIR, remove_orphans
     from ..write import write_files
 
     root = obj.root
-    plan = _plan(obj)
+    checked_in = obj.registry().settings.kubernetes.checked_in
+    if target == "k8s" and not checked_in:
+        raise UsageError(
+            "Kubernetes output is not checked in: set `kubernetes: {checked_in: true}` in "
+            "registry/settings.yaml to opt in (or render one profile with --target k8s)"
+        )
+    tops = {"compose": COMPOSE_TREE, "k8s": (K8S_DIR,)}.get(target or "", (*COMPOSE_TREE, K8S_DIR))
+    plan = {rel: b for rel, b in _plan(obj).items() if rel.split("/", 1)[0] in tops}
     changed = write_files({root / rel: content for rel, content in plan.items()})
-    profiles = {rel.split("/")[1] for rel in plan if rel.startswith(f"{COMPOSE_DIR}/")}
-    gateways = {rel.split("/")[1] for rel in plan if rel.startswith(f"{GATEWAYS_DIR}/")}
-    removed = remove_orphans(root, profiles)
-    removed += remove_orphans(root, gateways, GATEWAYS_DIR)
-    removed += remove_orphan_pages(root, list(plan))
+    removed = []
+    for top in ("compose", GATEWAYS_DIR, K8S_DIR):
+        if top in tops and (top != K8S_DIR or checked_in):
+            owners = {rel.split("/")[1] for rel in plan if rel.startswith(f"{top}/")}
+            removed += remove_orphans(root, owners, top)
+    if "docs" in tops:
+        removed += remove_orphan_pages(root, list(plan))
     for path in changed:
         click.echo(f"wrote {path.relative_to(root).as_posix()}")
     for path in removed:
         click.echo(f"removed {path.relative_to(root).as_posix()}")
     if not changed and not removed:
-        click.echo(f"{COMPOSE_DIR}/, {GATEWAYS_DIR}/ and docs/ are up to date ({len(plan)} files)")
+        shown = [f"{t}/" for t in tops if t != K8S_DIR or checked_in]
+        listed = ", ".join(shown[:-1]) + (" and " if len(shown) > 1 else "") + shown[-1]
+        verb = "is" if len(shown) == 1 else "are"
+        click.echo(f"{listed} {verb} up to date ({len(plan)} files)")
     return EXIT_OK
 
 

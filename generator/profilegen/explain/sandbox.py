@@ -48,7 +48,9 @@ case "$*" in
 esac
 exit 0
 """
-ENGINE_NAMES = ("vllm", "llama-server", "python3")
+# `ray` too: a multi-node worker execs it, and a leader runs it before its engine (the
+# engine's own record then replaces the one `ray start` left).
+ENGINE_NAMES = ("vllm", "llama-server", "python3", "ray")
 # Commands that run beside or before the engine and only take time.
 IDLE_NAMES = ("lmcache", "sleep")
 _STUBS: list[Path] = []

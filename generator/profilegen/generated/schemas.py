@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..model.settings import Settings
 from ..registry import KINDS, file_model
 from ..render.manifest import Manifest
 from ..resources import cache_root
@@ -24,8 +25,12 @@ def _schema_for(model: type[BaseModel], name: str, title: str) -> dict[str, Any]
 
 
 def extra_schemas() -> dict[str, tuple[type[BaseModel], str]]:
-    """Schemas for generated files (registered by the modules that write them)."""
-    return {"manifest": (Manifest, "profilegen patch-delivery manifest")}
+    """Schemas for generated files (registered by the modules that write them) and for
+    registry/settings.yaml."""
+    return {
+        "manifest": (Manifest, "profilegen patch-delivery manifest"),
+        "settings": (Settings, "profilegen registry settings"),
+    }
 
 
 def _fingerprint() -> str:

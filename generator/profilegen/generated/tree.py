@@ -1,20 +1,28 @@
-"""The whole checked-in generated tree: compose/<id>/ for every profile and the docs/ pages."""
+"""The whole checked-in generated tree: compose/<id>/ for every profile, gateways/<id>/ for
+every registry gateway, the docs/ pages, and k8s/<id>/ where the maintainers opted in
+(registry/settings.yaml: kubernetes.checked_in)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from ..docs.catalog import docs_plan
-from ..errors import Finding
+from ..errors import Finding, ProfilegenError
 from ..registry import Registry
 from ..render import Rendered, render_profile_cached
 from ..render.estate import plan_estate
 from ..render.targets.gateway import render_gateway
+from ..render.targets.k8s import RenderedK8s, build_k8s, render_k8s
 
 COMPOSE_DIR = "compose"
 GATEWAYS_DIR = "gateways"
+K8S_DIR = "k8s"
 GENERATED_NAMES = frozenset({"compose.yaml", "patches.manifest.json", ".env.example"})
 GATEWAY_NAMES = frozenset({"compose.yaml", "config.yaml", ".env.example"})
+K8S_NAMES = frozenset({"kubernetes.yaml"})
+# Folder -> the file names profilegen writes in each of its <id>/ folders.
+PROFILE_DIRS = {COMPOSE_DIR: GENERATED_NAMES, K8S_DIR: K8S_NAMES}
+GENERATED_DIRS = {**PROFILE_DIRS, GATEWAYS_DIR: GATEWAY_NAMES}
 
 
 def render_all(registry: Registry, only: frozenset[str] | None = None) -> dict[str, Rendered]:
@@ -26,14 +34,60 @@ def render_all(registry: Registry, only: frozenset[str] | None = None) -> dict[s
     }
 
 
-def plan_all(registry: Registry, rendered: dict[str, Rendered] | None = None) -> dict[str, bytes]:
-    """Relative path -> bytes of every generated file (compose/ and docs/)."""
+def k8s_all(
+    registry: Registry, rendered: dict[str, Rendered], *, verify: bool
+) -> dict[str, RenderedK8s | ProfilegenError]:
+    """Every profile of `rendered` for Kubernetes (default options), or why it cannot be.
+
+    `verify`: written out, read back and validated (what `render --all` writes); else only
+    built (what `check` validates and compares).
+    """
+    out: dict[str, RenderedK8s | ProfilegenError] = {}
+    make = render_k8s if verify else build_k8s
+    for profile_id, result in rendered.items():
+        try:
+            out[profile_id] = make(registry, registry.profiles[profile_id], script=result.script)
+        except ProfilegenError as exc:
+            out[profile_id] = exc
+    return out
+
+
+def k8s_files(builds: dict[str, RenderedK8s | ProfilegenError]) -> dict[str, bytes]:
+    """k8s/<id>/kubernetes.yaml of every profile that renders (the others are findings)."""
+    files = {}
+    for profile_id, built in builds.items():
+        if isinstance(built, ProfilegenError):
+            continue
+        text = built.yaml or built.text().encode()
+        files[f"{K8S_DIR}/{profile_id}/kubernetes.yaml"] = text
+    return files
+
+
+def plan_all(
+    registry: Registry,
+    rendered: dict[str, Rendered] | None = None,
+    k8s: dict[str, RenderedK8s | ProfilegenError] | None = None,
+) -> dict[str, bytes]:
+    """Relative path -> bytes of every generated file (compose/, gateways/, docs/, opted-in
+    k8s/).
+
+    Without `k8s`, the Kubernetes files are rendered here and any profile that cannot be
+    rendered raises (what `render --all` needs).
+    """
+    rendered = rendered or render_all(registry)
     plan: dict[str, bytes] = {}
-    for profile_id, result in (rendered or render_all(registry)).items():
+    for profile_id, result in rendered.items():
         for name, content in result.files().items():
             plan[f"{COMPOSE_DIR}/{profile_id}/{name}"] = content
     plan.update(docs_plan(registry))
     plan.update(plan_gateways(registry)[0])
+    if registry.settings.kubernetes.checked_in:
+        if k8s is None:
+            k8s = k8s_all(registry, rendered, verify=True)
+            for failed in k8s.values():
+                if isinstance(failed, ProfilegenError):
+                    raise failed
+        plan.update(k8s_files(k8s))
     return plan
 
 
@@ -61,10 +115,9 @@ def orphan_dirs(root: Path, keep: set[str], top: str = COMPOSE_DIR) -> list[Path
 
 def remove_orphans(root: Path, keep: set[str], top: str = COMPOSE_DIR) -> list[Path]:
     """Deletes generated files of profiles (or gateways) that no longer exist (nothing else)."""
-    names = GATEWAY_NAMES if top == GATEWAYS_DIR else GENERATED_NAMES
     removed = []
     for folder in orphan_dirs(root, keep, top):
-        for name in names:
+        for name in GENERATED_DIRS[top]:
             path = folder / name
             if path.is_file():
                 path.unlink()

@@ -93,6 +93,11 @@ class Engine(Strict):
     # llama.cpp is one process and gets neither `ipc: host` nor `shm_size`.
     ipc_host: bool = True
     container_port: Annotated[int, Field(ge=1, le=65535)]
+    # The server's health endpoint (200 once the model is loaded) and how long a first boot
+    # may take before it answers (weights read, torch.compile, CUDA graphs captured): the
+    # Kubernetes probes are built from both.
+    health_path: Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9_./-]*$")] = "/health"
+    startup_budget_s: Annotated[int, Field(ge=60, le=86400)] = 1800
     # Where boot-time patches apply inside the image (the engine's package dir).
     package_dir: Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9_./-]*$")] | None = None
     model_mount: Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9_./-]*$")]

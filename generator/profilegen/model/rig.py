@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from .common import Fraction, Id, PositiveInt, Size, Strict, Text
+from .kubernetes import RigKubernetes
 
 
 class Interconnect(Strict):
@@ -37,6 +38,7 @@ class Rig(Strict):
     desktop_reserve: Size | None = None
     power_limit_w: list[Annotated[float, Field(gt=0)]] = Field(default_factory=list)
     policy: RigPolicy = RigPolicy()
+    kubernetes: RigKubernetes | None = None
     notes: Text | None = None
 
     @model_validator(mode="after")
@@ -52,4 +54,15 @@ class Rig(Strict):
             raise ValueError(
                 f"interconnect.pcie_lanes: interconnect.pcie_lanes lists {len(lanes)} cards, rig has {self.count}"
             )
+        per_node = self.kubernetes.gpus_per_node if self.kubernetes else None
+        if per_node is not None and self.count % per_node:
+            raise ValueError(
+                f"kubernetes.gpus_per_node: {per_node} GPUs per node do not divide the rig's {self.count} cards"
+            )
         return self
+
+    @property
+    def gpus_per_node(self) -> int:
+        """GPUs one node of the rig offers (the whole rig unless it says otherwise)."""
+        per_node = self.kubernetes.gpus_per_node if self.kubernetes else None
+        return per_node or self.count

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ValidationError
 from ..errors import FindingSink, Location, Severity, suggest
 from ..model import Drafter, Engine, Gateway, Gpu, Model, Patch, Profile, Rig
 from ..model.partial import partial
+from ..model.settings import Settings
 from .files import check_entry, escapes
 from .load import Document, read_document
 from .resolve import check_references, resolve_profiles
@@ -31,6 +32,8 @@ KINDS: dict[str, tuple[type[BaseModel], str]] = {
     "gateways": (Gateway, "gateway"),
 }
 ProfileFile = partial(Profile, keep_required=frozenset({"id"}))
+# The one registry file outside the kind folders: registry-wide settings (optional).
+SETTINGS_FILE = "settings.yaml"
 
 
 def file_model(kind: str) -> type[BaseModel]:
@@ -72,7 +75,10 @@ def _kind_files(root: Path, kind: str, sink: FindingSink) -> list[Path]:
 
 
 def _check_modeline(doc: Document, kind: str, sink: FindingSink) -> None:
-    expected = f"../../schema/{KINDS[kind][1]}.schema.json"
+    _require_modeline(doc, f"../../schema/{KINDS[kind][1]}.schema.json", sink)
+
+
+def _require_modeline(doc: Document, expected: str, sink: FindingSink) -> None:
     if doc.modeline != expected:
         found = f"found {doc.modeline!r}" if doc.modeline else "it is missing"
         sink.add(
@@ -96,6 +102,8 @@ def _top_level(root: Path, sink: FindingSink) -> list[str]:
             continue
         if escape := escapes(root, entry):
             sink.add(Location(rel), f"{entry.name} {escape}", rule="layout")
+        elif entry.name == SETTINGS_FILE:
+            continue  # read by _load_settings
         elif not entry.is_dir():
             problem = check_entry(root, entry)
             what = problem.split(",")[0] if problem else "is a file"
@@ -148,6 +156,25 @@ def _validate_file(kind: str, doc: Document, sink: FindingSink) -> dict[str, Any
     return doc.data
 
 
+def _load_settings(root: Path, sink: FindingSink) -> Settings:
+    """registry/settings.yaml, validated like any registry file; absent: the defaults."""
+    path = root / "registry" / SETTINGS_FILE
+    if not path.exists() and not path.is_symlink():
+        return Settings()
+    doc = read_document(path, root, sink)
+    if doc is None:
+        return Settings()
+    _require_modeline(doc, "../schema/settings.schema.json", sink)
+    if not isinstance(doc.data, dict):
+        sink.add(doc.where(), "registry/settings.yaml must be a mapping of keys to values")
+        return Settings()
+    try:
+        return Settings.model_validate(doc.data)
+    except ValidationError as exc:
+        report_validation(exc, Settings, doc.data, lambda p: doc.where(p), sink)
+        return Settings()
+
+
 def load_registry(root: Path) -> tuple[Registry, FindingSink]:
     """Loads and validates the whole registry, collecting every finding."""
     sink = FindingSink()
@@ -174,6 +201,7 @@ def load_registry(root: Path) -> tuple[Registry, FindingSink]:
             raw_profiles[ident] = (data, Source.of(doc))
         else:
             registry.table(kind)[ident] = KINDS[kind][0].model_validate(data)
+    registry.settings = _load_settings(root, sink)
     resolve_profiles(registry, raw_profiles, sink)
     check_references(registry, sink)
     return registry, sink

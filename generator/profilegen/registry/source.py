@@ -9,6 +9,7 @@ from typing import Any
 
 from ..errors import Location
 from ..model import Drafter, Engine, Gateway, Gpu, Model, Patch, Profile, Rig
+from ..model.settings import Settings
 from .load import Document
 from .safeyaml import NodePath
 
@@ -59,6 +60,7 @@ class Registry:
     # references to them are not reported again as "not defined".
     broken: set[tuple[str, str]] = field(default_factory=set)
     documents: list[tuple[str, Document]] = field(default_factory=list)
+    settings: Settings = field(default_factory=Settings)
 
     def where(self, kind: str, ident: str, node: NodePath = ()) -> Location:
         source = self.sources.get((kind, ident))

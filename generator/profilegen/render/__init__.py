@@ -1,8 +1,9 @@
 """Rendering: one resolved profile in, the bytes of a deployable target out (pure).
 
 Owns: the shared pipeline (context, quoting, Jinja environments, tunables, patch manifest,
-verification of what was rendered), the targets (`targets/compose`, `targets/gateway`), a
-gateway's routes (`estate`), and relocatable bundles.
+verification of what was rendered), the targets (`targets/compose`; `targets/gateway` with a
+gateway's routes in `estate`; `targets/k8s*`: a Deployment or a LeaderWorkerSet, validated
+against pinned API schemas), and relocatable bundles.
 May import: `errors`, `resources`, `write`, `cache`, `model`, `registry`, `hub` (patch files
 for bundles).
 """

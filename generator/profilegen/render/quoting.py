@@ -77,14 +77,15 @@ def plain_yaml_value(value: object) -> str:
     return yaml_string(str(value))
 
 
-def yaml_block(text: str, indent: int) -> RawYaml:
+def yaml_block(text: str, indent: int, *, compose: bool = True) -> RawYaml:
     """A literal block scalar when it round-trips exactly, else a quoted string.
 
     The script is far easier to read as a block, but a block cannot carry every
     string: lines with trailing blanks, blank lines made of spaces, and YAML line
-    breaks or unprintable characters fall back to a double-quoted scalar.
+    breaks or unprintable characters fall back to a double-quoted scalar. `compose`
+    escapes `$` for Compose interpolation (Kubernetes ConfigMap data is taken as is).
     """
-    escaped = compose_escape(text)
+    escaped = compose_escape(text) if compose else text
     lines = escaped.split("\n")
     body = lines[:-1] if escaped.endswith("\n") else lines
     safe = (

@@ -12,14 +12,14 @@ from .context import RenderError
 from .quoting import Interp, compose_escape
 
 
-def _first_difference(want: Any, got: Any, path: str = "") -> str | None:
+def first_difference(want: Any, got: Any, path: str = "") -> str | None:
     if isinstance(want, dict) and isinstance(got, dict):
         for key in sorted(set(want) | set(got), key=str):
             if key not in got:
                 return f"{path}.{key} is missing"
             if key not in want:
                 return f"{path}.{key} was not intended"
-            found = _first_difference(want[key], got[key], f"{path}.{key}")
+            found = first_difference(want[key], got[key], f"{path}.{key}")
             if found:
                 return found
         return None
@@ -27,7 +27,7 @@ def _first_difference(want: Any, got: Any, path: str = "") -> str | None:
         if len(want) != len(got):
             return f"{path} has {len(got)} items, intended {len(want)}"
         for i, (w, g) in enumerate(zip(want, got, strict=True)):
-            found = _first_difference(w, g, f"{path}[{i}]")
+            found = first_difference(w, g, f"{path}[{i}]")
             if found:
                 return found
         return None
@@ -48,7 +48,7 @@ def verify_compose(profile_id: str, compose: bytes, service: dict[str, Any]) -> 
     if not isinstance(services, dict) or len(services) != 1:
         raise RenderError(f"{profile_id}: rendered compose must hold exactly one service")
     (got,) = services.values()
-    problem = _first_difference(intended_json(service), got)
+    problem = first_difference(intended_json(service), got)
     if problem:
         raise RenderError(
             f"{profile_id}: rendered compose differs from the registry: service{problem}"
@@ -62,7 +62,7 @@ def verify_document(label: str, text: bytes, intended: dict[str, Any], compose: 
         doc = YAML(typ="safe").load(text.decode())
     except YAMLError as exc:
         raise RenderError(f"{label} is not valid YAML: {exc}") from exc
-    problem = _first_difference(intended_json(intended, escape=compose), doc)
+    problem = first_difference(intended_json(intended, escape=compose), doc)
     if problem:
         raise RenderError(f"{label} differs from the registry: {problem}")
 

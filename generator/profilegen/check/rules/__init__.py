@@ -17,6 +17,7 @@ def load_rules() -> list[Rule]:
         fit,
         gateway,
         hardware,
+        kubernetes,
         lockfile,
         patches,
     )

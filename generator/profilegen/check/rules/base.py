@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from ...errors import Finding, Location, Severity
-from ...generated.tree import plan_all, render_all
+from ...errors import Finding, Location, ProfilegenError, Severity
+from ...generated.tree import k8s_all, plan_all, render_all
 from ...registry import Registry
 from ...render import Rendered
+from ...render.targets.k8s import RenderedK8s
 
 RuleFn = Callable[["CheckContext"], Iterator[Finding]]
 
@@ -68,6 +69,12 @@ class CheckContext:
         return render_all(self.registry, self.focus)
 
     @cached_property
+    def k8s(self) -> dict[str, RenderedK8s | ProfilegenError]:
+        """Every rendered profile's Kubernetes objects (built, not written), or why not."""
+        return k8s_all(self.registry, self.rendered, verify=False)
+
+    @cached_property
     def plan(self) -> dict[str, bytes]:
         """A fresh render of the checked-in tree, shared by the disk rules."""
-        return plan_all(self.registry, self.rendered)
+        k8s = self.k8s if self.registry.settings.kubernetes.checked_in else None
+        return plan_all(self.registry, self.rendered, k8s)

@@ -1,12 +1,19 @@
-"""Generated files: exactly one fresh compose/<id>/ per profile and gateways/<id>/ per
-registry gateway, nothing orphaned."""
+"""Generated files: exactly one fresh compose/<id>/ (and opted-in k8s/<id>/) per profile and
+gateways/<id>/ per registry gateway, nothing orphaned."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from ...errors import Finding, Location
-from ...generated.tree import COMPOSE_DIR, GATEWAY_NAMES, GATEWAYS_DIR, GENERATED_NAMES
+from ...generated.tree import (
+    COMPOSE_DIR,
+    GATEWAY_NAMES,
+    GATEWAYS_DIR,
+    GENERATED_NAMES,
+    K8S_DIR,
+    K8S_NAMES,
+)
 from .base import CheckContext, rule
 from .docs import first_difference
 
@@ -14,6 +21,7 @@ from .docs import first_difference
 TREES = {
     COMPOSE_DIR: ("profiles", GENERATED_NAMES),
     GATEWAYS_DIR: ("gateways", GATEWAY_NAMES),
+    K8S_DIR: ("profiles", K8S_NAMES),
 }
 
 
@@ -57,9 +65,19 @@ def stale(ctx: CheckContext) -> Iterator[Finding]:
             )
 
 
-@rule("disk-orphan", "no compose/ or gateways/ folder or file without its registry entry")
+@rule("disk-orphan", "no compose/, gateways/ (or k8s/) folder or file without its registry entry")
 def orphans(ctx: CheckContext) -> Iterator[Finding]:
     for top, (kind, names) in TREES.items():
+        if top == K8S_DIR and not ctx.registry.settings.kubernetes.checked_in:
+            if (ctx.root / K8S_DIR).is_dir() and any((ctx.root / K8S_DIR).iterdir()):
+                yield ctx.finding(
+                    "disk-orphan",
+                    Location(f"{K8S_DIR}/"),
+                    f"{K8S_DIR}/ is generated only when registry/settings.yaml sets "
+                    "kubernetes.checked_in",
+                    hint="delete it, or opt in",
+                )
+            continue
         yield from _orphans(ctx, top, kind, names)
 
 

@@ -41,6 +41,11 @@ class Rendered:
             ".env.example": self.env_example,
         }
 
+    @property
+    def script(self) -> str:
+        """The entrypoint script the service runs (`bash -c SCRIPT`), as rendered."""
+        return str(self.service["entrypoint"][2])
+
 
 def _project_name(profile_id: str) -> str:
     return re.sub(r"[^a-z0-9_-]", "-", profile_id)

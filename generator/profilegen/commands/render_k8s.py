@@ -1,0 +1,81 @@
+"""`profilegen render --target k8s`: the Kubernetes options and output of `render`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from ..errors import EXIT_OK, UsageError
+
+if TYPE_CHECKING:
+    from ..model import Profile
+    from ..registry import Registry
+    from ..render.targets.k8s_plan import K8sOptions
+
+
+def k8s_options(
+    target: str | None,
+    namespace: str | None,
+    replicas: int | None,
+    nodes: int | None,
+    host_data_dir: str | None,
+    hf_secret: str | None,
+) -> tuple[K8sOptions | None, list[str]]:
+    """The Kubernetes options (None for another target), and which were given (an error for
+    any other target)."""
+    values = {
+        "namespace": namespace,
+        "replicas": replicas,
+        "nodes": nodes,
+        "host_data_dir": host_data_dir,
+        "hf_secret": hf_secret,
+    }
+    given = [f"--{name.replace('_', '-')}" for name, value in values.items() if value is not None]
+    if given and target != "k8s":
+        verb = "applies" if len(given) == 1 else "apply"
+        raise UsageError(f"{', '.join(given)} {verb} only to --target k8s")
+    if target != "k8s":
+        return None, given
+    from ..render.targets.k8s_plan import K8sOptions
+
+    options = K8sOptions(
+        namespace=namespace,
+        replicas=1 if replicas is None else replicas,
+        nodes=nodes,
+        host_data_dir=host_data_dir,
+        hf_secret=hf_secret or "hf-token",
+    )
+    return options, given
+
+
+def render_k8s(
+    registry: Registry,
+    profile: Profile,
+    options: K8sOptions,
+    output: Path | None,
+    timeout: float | None,
+) -> int:
+    from ..hub.deadline import Deadline
+    from ..hub.patchfiles import collect_patch_files
+    from ..render.bundle import k8s_bundle_files, write_bundle
+    from ..render.targets.k8s import render_k8s as build
+
+    rendered = build(registry, profile, options)
+    small = [d.patch.id for d in rendered.plan.deliveries if d.via == "configmap"]
+    if output is None:
+        click.echo(rendered.yaml.decode(), nl=False)
+        if small:
+            click.echo(
+                f"note: the ConfigMaps of {len(small)} patch(es) carry their files: "
+                "render with -o DIR to write them (patches.yaml)",
+                err=True,
+            )
+        return EXIT_OK
+    # Their ConfigMaps carry the files: gathered within one deadline, verified, then written.
+    collect_patch_files(registry, small, Deadline.start(timeout))
+    files = k8s_bundle_files(registry, rendered)
+    write_bundle(output, files)
+    click.echo(f"wrote {output}/ ({len(files)} files): kubectl apply -f {output}/", err=True)
+    return EXIT_OK

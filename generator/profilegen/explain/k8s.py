@@ -1,0 +1,77 @@
+"""What a profile's Kubernetes pods will run: the same script, run with the pod's environment.
+
+The environment is the tunables ConfigMap overlaid with the container's own variables (as
+the kubelet builds it); a scenario edits the ConfigMap. An optional Secret that is absent
+leaves its variable unset. A LeaderWorkerSet pod also gets the variables LWS injects.
+"""
+
+from __future__ import annotations
+
+from ..errors import UsageError, suggest
+from ..model import Profile
+from ..registry import Registry
+from ..render.targets.k8s import RenderedK8s
+from .core import ENV_NAME, Explanation, Scenario, _explain_mode, _explanation
+from .sandbox import run_entrypoint
+
+ROLES = {"server": "entrypoint.sh", "leader": "leader.sh", "worker": "worker.sh"}
+
+
+def pod_env(rendered: RenderedK8s, role: str, scenario: Scenario) -> dict[str, str]:
+    """The container's environment at start-up, with the scenario's ConfigMap edits."""
+    known = set(rendered.tunables)
+    fixed = {item["name"] for item in rendered.container_env(role)}
+    for name, value in scenario.env:
+        if not ENV_NAME.fullmatch(name) or "\0" in value:
+            raise UsageError(f"-e {name}: not a variable name and value")
+        if name in fixed:
+            raise UsageError(f"-e {name}: the manifest sets it on the container, not a tunable")
+        if name not in known:
+            close = suggest(name, sorted(known))
+            hint = f"did you mean {close}?" if close else "see the tunables ConfigMap"
+            raise UsageError(f"-e {name}: the tunables ConfigMap has no {name} ({hint})")
+    env = {**rendered.tunables, **dict(scenario.env)}
+    for item in rendered.container_env(role):
+        if "value" in item:
+            env[item["name"]] = item["value"].replace("$$", "$")
+    if rendered.layout.multi_node:
+        env.update(
+            {
+                "LWS_LEADER_ADDRESS": f"{rendered.name}-0.{rendered.name}",
+                "LWS_GROUP_SIZE": str(rendered.layout.nodes),
+                "LWS_WORKER_INDEX": "0" if role == "leader" else "1",
+            }
+        )
+    return env
+
+
+def explain_k8s(
+    registry: Registry, profile: Profile, rendered: RenderedK8s, role: str, scenario: Scenario
+) -> Explanation:
+    """Runs one role's script (`server`, `leader` or `worker`) under the stub engines."""
+    if ROLES.get(role) not in rendered.scripts:
+        raise UsageError(
+            f"{profile.id} has no {role} pod here (roles: {', '.join(_roles(rendered))})"
+        )
+    script = rendered.scripts[ROLES[role]]
+    engine = registry.engines[profile.engine]
+    binary = "ray" if role == "worker" else engine.binary
+    env = pod_env(rendered, role, scenario)
+    gpus = scenario.gpus or rendered.layout.gpus_per_pod
+    run = run_entrypoint(
+        lambda log: [
+            "/bin/bash",
+            "-c",
+            _explain_mode(script, binary, str(log)),
+            f"profilegen-{profile.id}",
+        ],
+        env,
+        engine=binary.rsplit("/", 1)[-1],
+        gpus=gpus,
+        nvlink=scenario.nvlink,
+    )
+    return _explanation(profile, scenario, gpus, engine.kind, run)
+
+
+def _roles(rendered: RenderedK8s) -> list[str]:
+    return [role for role, key in ROLES.items() if key in rendered.scripts]
