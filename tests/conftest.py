@@ -40,7 +40,7 @@ def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
     the workflow, so they start from a copy where schemas and generated files are fresh.
     """
     root = copy_repo(tmp_path_factory.mktemp("pristine") / "root")
-    for args in (("schema",), ("render", "--all")):
+    for args in (("schema",), ("lock", "--offline"), ("render", "--all")):
         run = invoke_in(root, *args)
         assert run.code == 0, run.text
     return root

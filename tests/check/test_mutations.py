@@ -11,11 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 from profilegen.cli import cli
-from tests.support.repo import copy_repo, fast_schemas  # noqa: F401 (fixture)
+from tests.support.repo import fast_schemas  # noqa: F401 (fixture)
 
 from .mutations import MUTATIONS, Mutation
 
-REPO = Path(__file__).resolve().parents[2]
 # What `check` reads; docs/ only where the repository has generated pages.
 
 
@@ -26,20 +25,6 @@ def invoke(root: Path, *args: str) -> tuple[int, str, str]:
 
 # Every check in this module reuses one build of the schemas.
 pytestmark = pytest.mark.usefixtures("fast_schemas")
-
-
-@pytest.fixture(scope="module")
-def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The real registry with its derived files regenerated, so that it checks clean.
-
-    Regenerating makes the corpus independent of a working tree whose compose/ or lock
-    is mid-edit; whether the checked-in tree is fresh is another test's business.
-    """
-    root = copy_repo(tmp_path_factory.mktemp("repo") / "root")
-    for args in (("schema",), ("lock", "--offline"), ("render", "--all")):
-        code, out, err = invoke(root, *args)
-        assert code == 0, f"profilegen {' '.join(args)} failed on the real registry:\n{out}{err}"
-    return root
 
 
 def findings(root: Path) -> tuple[int, list[dict[str, Any]], str]:

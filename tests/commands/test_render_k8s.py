@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
+from tests.support.base import build_base
 from tests.support.cli import invoke_in
 from tests.support.repo import fast_schemas  # noqa: F401 (fixture)
 
-BASE = Path(__file__).resolve().parents[1] / "registry" / "base"
 OPT_IN = "# yaml-language-server: $schema=../schema/settings.schema.json\nkubernetes: {checked_in: true}\n"
 
 pytestmark = pytest.mark.usefixtures("fast_schemas")
@@ -19,11 +19,7 @@ pytestmark = pytest.mark.usefixtures("fast_schemas")
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("k8s") / "root"
-    shutil.copytree(BASE, root)
-    for args in (("schema",), ("lock", "--offline"), ("render", "--all")):
-        assert invoke_in(root, *args).code == 0
-    return root
+    return build_base(tmp_path_factory.mktemp("k8s") / "root")
 
 
 @pytest.fixture

@@ -168,7 +168,8 @@ def render_all(obj: Context, target: str | None = None) -> int:
     for path in removed:
         click.echo(f"removed {path.relative_to(root).as_posix()}")
     if not changed and not removed:
-        shown = [f"{t}/" for t in tops if t != K8S_DIR or checked_in]
+        present = {rel.split("/", 1)[0] for rel in plan}
+        shown = [f"{t}/" for t in tops if t in present] or [f"{t}/" for t in tops]
         listed = ", ".join(shown[:-1]) + (" and " if len(shown) > 1 else "") + shown[-1]
         verb = "is" if len(shown) == 1 else "are"
         click.echo(f"{listed} {verb} up to date ({len(plan)} files)")

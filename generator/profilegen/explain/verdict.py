@@ -7,6 +7,7 @@ unchanged profile is not run again (`check` on an unchanged registry stays fast)
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 from concurrent.futures import ThreadPoolExecutor
@@ -49,20 +50,34 @@ class Outcome:
         return None
 
 
-def _key(rendered: Rendered, scenario: Scenario) -> str:
-    digest = hashlib.sha256(VERDICT_VERSION.encode() + b"\0" + rendered.compose)
-    digest.update(repr((scenario.env, scenario.gpus, scenario.nvlink)).encode())
+@functools.cache
+def _sources() -> bytes:
+    """The explain sandbox's own code: an outcome is only reused by the code that made it."""
+    digest = hashlib.sha256(VERDICT_VERSION.encode())
     for source in sorted(Path(__file__).parent.glob("*.py")):
         digest.update(source.read_bytes())
-    return digest.hexdigest()
+    return digest.digest()
+
+
+def _path(rendered: Rendered, scenario: Scenario) -> Path:
+    digest = hashlib.sha256(_sources() + b"\0" + rendered.compose)
+    digest.update(repr((scenario.env, scenario.gpus, scenario.nvlink)).encode())
+    return cache_root() / "explain" / f"{digest.hexdigest()}.json"
+
+
+def _cached(path: Path) -> Outcome | None:
+    with contextlib.suppress(OSError, ValueError, TypeError):
+        return Outcome(**json.loads(path.read_text(encoding="utf-8")))
+    return None
 
 
 def _outcome(
     registry: Registry, profile: Profile, rendered: Rendered, scenario: Scenario
 ) -> Outcome:
-    path = cache_root() / "explain" / f"{_key(rendered, scenario)}.json"
-    with contextlib.suppress(OSError, ValueError, TypeError):
-        return Outcome(**json.loads(path.read_text(encoding="utf-8")))
+    path = _path(rendered, scenario)
+    hit = _cached(path)
+    if hit is not None:
+        return hit
     result = explain(registry, profile, scenario, rendered)
     outcome = Outcome(scenario.label, result.launched, result.exit_code, result.message)
     with contextlib.suppress(OSError):  # a read-only cache only costs the next run
@@ -79,11 +94,18 @@ def scenario_outcomes(
         for pid, r in sorted(rendered.items())
         for scenario in scenarios_for(registry, registry.profiles[pid], r)
     ]
+    known = [_cached(_path(rendered[pid], scenario)) for pid, scenario in jobs]
+    missing = [job for job, hit in zip(jobs, known, strict=True) if hit is None]
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        done = pool.map(
-            lambda j: _outcome(registry, registry.profiles[j[0]], rendered[j[0]], j[1]), jobs
+        ran = iter(
+            list(
+                pool.map(
+                    lambda j: _outcome(registry, registry.profiles[j[0]], rendered[j[0]], j[1]),
+                    missing,
+                )
+            )
         )
-        out: dict[str, list[Outcome]] = {}
-        for (pid, _), outcome in zip(jobs, done, strict=True):
-            out.setdefault(pid, []).append(outcome)
+    out: dict[str, list[Outcome]] = {}
+    for (pid, _), hit in zip(jobs, known, strict=True):
+        out.setdefault(pid, []).append(hit if hit is not None else next(ran))
     return out

@@ -31,6 +31,13 @@ def render_profile_cached(registry: Registry, profile: Profile) -> Rendered:
     return rendered
 
 
+def profile_key(registry: Registry, profile: Profile, salt: str = "") -> str | None:
+    """A digest of everything a render of `profile` reads (None: not fingerprintable);
+    `salt` separates the results of other targets built from the same inputs."""
+    key = _key(registry, profile)
+    return None if key is None else hashlib.sha256(f"{salt}\0{key}".encode()).hexdigest()
+
+
 def _key(registry: Registry, profile: Profile) -> str | None:
     templates = _templates(registry.root)
     if templates is None:
