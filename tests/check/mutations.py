@@ -27,6 +27,7 @@ CLONE_PROFILE = "registry/profiles/qwen38-27b-clone-dual-max.yaml"
 GATEWAY = "registry/gateways/qwen38-dual-estate.yaml"
 GATEWAY_OUT = "gateways/qwen38-dual-estate"
 DECKARD = "registry/profiles/deckard40b-dual-mtp.yaml"
+SGLANG = "registry/profiles/qwen36-27b-dual-eagle3.yaml"
 
 
 @dataclass(frozen=True)
@@ -647,5 +648,21 @@ MUTATIONS: tuple[Mutation, ...] = (
             'key: q38-int4-v0251-mtp4\n    date: "2026-08-16"\n    rig: "2x3090-pcie"\n    engine: vllm-v0.25.2',
         ),
         message="engine 'vllm-v0.25.2' is not defined",
+    ),
+    Mutation(
+        name="sglang-requires-an-api-key",
+        rule="api-key-engine",
+        file=SGLANG,
+        line="api_key: required",
+        apply=replace(SGLANG, "serve:\n", "serve:\n  api_key: required\n"),
+        message="requires an API key, but sglang takes one only on its command line",
+    ),
+    Mutation(
+        name="api-key-as-an-extra-argument",
+        rule="schema",
+        file=SGLANG,
+        line="extra_args:",
+        apply=replace(SGLANG, "  extra_args:\n", "  extra_args:\n    - --api-key\n"),
+        message="--api-key is not an extra argument",
     ),
 )

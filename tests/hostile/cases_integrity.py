@@ -56,28 +56,28 @@ def integrity_cases() -> list[Case]:
         ),
         Case(
             "bind-host-a-name",
-            setup=(edit(PROFILE, "port: 8200", "port: 8200\nbind_host: localhost"),),
+            setup=(edit(PROFILE, "bind_host: 127.0.0.1", "bind_host: localhost"),),
             findings=(
                 schema_finding(
                     PROFILE,
-                    12,
+                    20,
                     "bind_host: String should match pattern '^[0-9a-fA-F.:]+$' (got 'localhost')",
                 ),
             ),
         ),
         Case(
             "bind-host-impossible-address",
-            setup=(edit(PROFILE, "port: 8200", "port: 8200\nbind_host: 999.1.1.1"),),
+            setup=(edit(PROFILE, "bind_host: 127.0.0.1", "bind_host: 999.1.1.1"),),
             findings=(
                 # Its own file is invalid, so tiny-chat-long (which extends it) is not read.
                 schema_finding(
-                    PROFILE, 12, "bind_host: '999.1.1.1' is not an IPv4 or IPv6 address"
+                    PROFILE, 20, "bind_host: '999.1.1.1' is not an IPv4 or IPv6 address"
                 ),
             ),
         ),
         Case(
             "bind-host-ipv6-renders",
-            setup=(edit(PROFILE, "port: 8200", "port: 8200\nbind_host: '::1'"),),
+            setup=(edit(PROFILE, "bind_host: 127.0.0.1", "bind_host: '::1'"),),
             args=("render", "tiny-chat"),
             code=0,
             says=('"::1:${PORT:-8200}:8000"',),

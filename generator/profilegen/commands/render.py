@@ -49,7 +49,9 @@ COMPOSE_TREE = ("compose", "docs", "gateways")
     metavar="PATH",
     help="k8s: a folder on every node (models/, cache/) instead of a PersistentVolumeClaim.",
 )
-@click.option("--hf-secret", metavar="NAME", help="k8s: the Secret holding HF_TOKEN (hf-token).")
+@click.option(
+    "--hf-secret", metavar="NAME", help="k8s: the Secret holding HF_TOKEN and API_KEY (hf-token)."
+)
 @timeout_option
 @pass_context
 def command(

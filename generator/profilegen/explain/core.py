@@ -28,6 +28,17 @@ pg_script() { printf 'script\\t%s\\t%s\\t%s\\trequired=%s\\n' "$1" "$2" "$3" "$4
 """
 
 
+# Variables whose values explain never shows (a report is pasted into bug reports).
+SECRETS = frozenset(
+    {"API_KEY", "VLLM_API_KEY", "LLAMA_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"}
+)
+
+
+def shown(name: str, value: str) -> str:
+    """A variable's value as a report shows it: a set secret as <secret>."""
+    return "<secret>" if name in SECRETS and value else value
+
+
 @dataclass(frozen=True)
 class Scenario:
     """The host environment Compose interpolates with, and the GPUs the stub reports."""
@@ -38,7 +49,7 @@ class Scenario:
 
     @property
     def label(self) -> str:
-        parts = [f"{k}={v}" for k, v in self.env] or ["defaults"]
+        parts = [f"{k}={shown(k, v)}" for k, v in self.env] or ["defaults"]
         return " ".join(parts) + (" (NVLink)" if self.nvlink else "")
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .core import Explanation
+from .core import Explanation, shown
 
 # Environment namespaces an engine or its runtime reads; the rest is listed apart.
 ENGINE_PREFIXES = (
@@ -40,7 +40,7 @@ def engine_env(env: dict[str, str]) -> dict[str, str]:
 def as_json(e: Explanation) -> dict[str, Any]:
     data: dict[str, Any] = {
         "profile": e.profile,
-        "scenario": dict(e.scenario.env),
+        "scenario": {k: shown(k, v) for k, v in e.scenario.env},
         "gpus": e.gpus,
         "nvlink": e.scenario.nvlink,
         "engine": e.engine,
@@ -50,7 +50,7 @@ def as_json(e: Explanation) -> dict[str, Any]:
         "said": list(e.said),
     }
     if e.launched:
-        data.update(exe=e.exe, argv=list(e.argv), env=e.env)
+        data.update(exe=e.exe, argv=list(e.argv), env={k: shown(k, v) for k, v in e.env.items()})
     else:
         data.update(exit_code=e.exit_code, message=e.message)
     return data
@@ -66,7 +66,7 @@ def as_text(e: Explanation) -> str:
         lines += [f"  {line}" for line in flag_lines(e.argv)]
         own = engine_env(e.env)
         lines.append("engine environment:")
-        lines += [f"  {k}={v}" for k, v in own.items()]
+        lines += [f"  {k}={shown(k, v)}" for k, v in own.items()]
         rest = sorted(set(e.env) - set(own))
         if rest:
             lines.append("other variables: " + ", ".join(rest))

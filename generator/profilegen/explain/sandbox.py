@@ -124,6 +124,7 @@ def run_entrypoint(
             "PG_EXPLAIN_OUT": str(box),
             "PG_EXPLAIN_GPUS": str(max(gpus, 1)),
             "PG_EXPLAIN_LINK": "NV4" if nvlink else "PHB",
+            "TMPDIR": str(box),  # what the script creates with mktemp goes with the folder
         }
         code, stderr, timed_out = _run(argv_for(log), run_env, box)
         steps = tuple(log.read_text(encoding="utf-8", errors="replace").splitlines())
@@ -136,7 +137,9 @@ def run_entrypoint(
             sorted(
                 (k, v)
                 for k, _, v in pairs
-                if k not in SHELL_VARIABLES and not k.startswith("PG_EXPLAIN_")
+                if k not in SHELL_VARIABLES
+                and not k.startswith("PG_EXPLAIN_")
+                and not (k == "TMPDIR" and v == str(box))
             )
         )
         return Run(code, stderr, words[0], tuple(words[1:]), engine_env, log=steps)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -307,5 +308,8 @@ def _report(profile: Profile, opts: FetchOptions, objects: list[dict[str, Any]])
             f"{obj['role']}: {obj['repo']} @ {obj['revision'] or 'main'} -> {obj['target']}: "
             f"{files}, {got} downloaded, verified by {obj['verified']}"
         )
-    compose = f"compose/{profile.id}/compose.yaml"
-    click.echo(f"serve it: MODEL_DIR={opts.model_dir} docker compose -f {compose} up")
+    out = f"serve/{profile.id}"
+    click.echo(
+        f"serve it: profilegen render {profile.id} -o {out} && "
+        f"MODEL_DIR={shlex.quote(str(opts.model_dir))} docker compose -f {out}/compose.yaml up"
+    )

@@ -21,6 +21,7 @@ from .common import (
     Text,
 )
 from .runtime import Runtime
+from .settings import ApiKeyPolicy
 
 Word = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.+:-]{1,64}$")]
 ContainerPath = Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9_.@+/-]*$")]
@@ -145,7 +146,20 @@ class Sampler(SamplerRow):
         return self
 
 
+def _no_key_flag(args: list[str]) -> list[str]:
+    for arg in args:
+        if arg.split("=", 1)[0] in ("--api-key", "--api-key-file"):
+            raise ValueError(
+                f"{arg.split('=', 1)[0]} is not an extra argument: the entrypoint hands the "
+                "engine API_KEY (or API_KEY_FILE) at boot, never on its command line"
+            )
+    return args
+
+
 class Serve(Strict):
+    # Whether the server refuses to boot without API_KEY (or API_KEY_FILE); unset: the
+    # registry's serving.api_key (registry/settings.yaml).
+    api_key: ApiKeyPolicy | None = None
     reasoning_parser: Word | None = None
     tool_call_parser: Word | None = None
     auto_tool_choice: bool = False
@@ -176,7 +190,7 @@ class Serve(Strict):
     # A chat template file (from a patch) the engine loads instead of the checkpoint's.
     chat_template: Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9_.@+/-]*$")] | None = None
     # Engine flags not modelled above, in order; each must be a flag the engine knows.
-    extra_args: list[Text] = Field(default_factory=list)
+    extra_args: Annotated[list[Text], AfterValidator(_no_key_flag)] = Field(default_factory=list)
 
 
 class DrafterUse(Strict):

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from .common import Strict
+
+# optional: a server takes API_KEY (or API_KEY_FILE) when given and serves anyone without;
+# required: it refuses to boot without one.
+ApiKeyPolicy = Literal["optional", "required"]
 
 
 class KubernetesSettings(Strict):
@@ -11,5 +17,11 @@ class KubernetesSettings(Strict):
     checked_in: bool = False
 
 
+class ServingSettings(Strict):
+    # The API-key policy of every profile that does not set serve.api_key itself.
+    api_key: ApiKeyPolicy = "optional"
+
+
 class Settings(Strict):
     kubernetes: KubernetesSettings = KubernetesSettings()
+    serving: ServingSettings = ServingSettings()

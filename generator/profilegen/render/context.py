@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
@@ -107,6 +108,18 @@ def _text(value: object) -> str:
     return str(value)
 
 
+# How each engine kind reads an API key without it showing in its argv: vLLM from
+# VLLM_API_KEY (vllm/entrypoints/openai/api_server.py), every llama-server generation from a
+# file (--api-key-file); SGLang takes it only as --api-key, so it gets none.
+API_KEY_VIA: dict[str, str | None] = {"vllm": "env", "llama.cpp": "file", "sglang": None}
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    required: bool
+    via: str | None
+
+
 class Context:
     """Everything the templates of one profile may read, computed once."""
 
@@ -123,6 +136,12 @@ class Context:
         self.tunables = {t.env: t for t in effective_tunables(registry, profile)}
         self.manifest = build_manifest(registry, profile)
         self.container_name = container_name(registry, profile)
+
+    @cached_property
+    def api_key(self) -> ApiKey:
+        """How this server takes its API key (never on its command line), and whether it must."""
+        policy = self.profile.serve.api_key or self.registry.settings.serving.api_key
+        return ApiKey(policy == "required", API_KEY_VIA[self.engine.kind])
 
     @cached_property
     def served_names(self) -> list[str]:

@@ -20,6 +20,7 @@ def load_rules() -> list[Rule]:
         kubernetes,
         lockfile,
         patches,
+        serving,
     )
 
     return RULES

@@ -69,6 +69,8 @@ def _environment(ctx: Context) -> dict[str, Any]:
     if ctx.drafter is not None:
         # SPEC=off is read at boot; unset stays empty, never a default that hides SPEC_N.
         env["SPEC"] = Interp("${SPEC:-}")
+    # Passed through only where set (the entrypoint hands the key over and unsets both).
+    env.update({"API_KEY": None, "API_KEY_FILE": None})
     for name, spec in {**ctx.engine.env, **ctx.profile.env}.items():
         env.setdefault(name, env_value(name, spec))
     return env

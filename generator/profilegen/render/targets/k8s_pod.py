@@ -81,6 +81,9 @@ def container_env(plan: PodPlan) -> list[dict[str, Any]]:
         elif SECRET_HOST in spec.host:
             ref = {"name": plan.options.hf_secret, "key": SECRET_HOST, "optional": True}
             env.append({"name": name, "valueFrom": {"secretKeyRef": ref}})
+    # The server's API key, from the same Secret (absent: none, unless the profile needs one).
+    ref = {"name": plan.options.hf_secret, "key": "API_KEY", "optional": True}
+    env.append({"name": "API_KEY", "valueFrom": {"secretKeyRef": ref}})
     return env
 
 
