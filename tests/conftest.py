@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import tempfile
@@ -13,6 +14,8 @@ from tests.support.cli import Invoke, Run, invoke_in
 from tests.support.repo import copy_repo
 
 _PRIVATE_CACHE: list[str] = []
+# A folder every test process of this session shares (xdist workers inherit it).
+SHARED = "PROFILEGEN_TEST_SHARED"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -22,6 +25,10 @@ def pytest_configure(config: pytest.Config) -> None:
         folder = tempfile.mkdtemp(prefix="profilegen-test-cache-")
         _PRIVATE_CACHE.append(folder)
         os.environ["PROFILEGEN_CACHE"] = folder
+    if SHARED not in os.environ:
+        folder = tempfile.mkdtemp(prefix="profilegen-test-shared-")
+        _PRIVATE_CACHE.append(folder)
+        os.environ[SHARED] = folder
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -33,16 +40,23 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="session")
-def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The repository's data, made self-consistent once per session.
+def pristine() -> Path:
+    """The repository's data, made self-consistent once per session (one test process builds
+    it, the others wait for it); tests copy it before changing anything.
 
     Other work may leave the checked-in tree a step behind the code; these tests are about
     the workflow, so they start from a copy where schemas and generated files are fresh.
     """
-    root = copy_repo(tmp_path_factory.mktemp("pristine") / "root")
-    for args in (("schema",), ("lock", "--offline"), ("render", "--all")):
-        run = invoke_in(root, *args)
-        assert run.code == 0, run.text
+    shared = Path(os.environ[SHARED])
+    root = shared / "pristine"
+    with (shared / "pristine.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (shared / "pristine.done").exists():
+            copy_repo(root)
+            for args in (("schema",), ("lock", "--offline"), ("render", "--all")):
+                run = invoke_in(root, *args)
+                assert run.code == 0, run.text
+            (shared / "pristine.done").touch()
     return root
 
 

@@ -17,6 +17,7 @@ from ..model import Profile
 from ..registry import Registry
 from ..render import Rendered, RenderError, render_profile
 from .interpolate import interpolate_all, referenced_names
+from .memo import remembered, run_key
 from .sandbox import Run, run_entrypoint
 
 HELPERS = re.compile(r"^# >>> patch helpers\n.*?^# <<< patch helpers\n", re.M | re.S)
@@ -171,12 +172,16 @@ def explain(
         return entry
 
     gpus = scenario.gpus or registry.rigs[profile.rig].count
-    run = run_entrypoint(
-        argv_for,
-        _container_env(service, host),
-        engine=engine.binary.rsplit("/", 1)[-1],
-        gpus=gpus,
-        nvlink=scenario.nvlink,
+    key = run_key(rendered.compose, scenario.env, gpus, scenario.nvlink, engine.binary)
+    run = remembered(
+        key,
+        lambda: run_entrypoint(
+            argv_for,
+            _container_env(service, host),
+            engine=engine.binary.rsplit("/", 1)[-1],
+            gpus=gpus,
+            nvlink=scenario.nvlink,
+        ),
     )
     return _explanation(profile, scenario, gpus, engine.kind, run)
 

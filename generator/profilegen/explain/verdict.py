@@ -7,7 +7,6 @@ unchanged profile is not run again (`check` on an unchanged registry stays fast)
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import json
 from concurrent.futures import ThreadPoolExecutor
@@ -20,6 +19,7 @@ from ..render import Rendered
 from ..resources import cache_root
 from ..write import write_atomic
 from .core import Scenario, explain
+from .memo import sources_digest
 from .scenarios import scenarios_for
 
 # Bump when the sandbox or the verdict changes, so cached outcomes are not reused.
@@ -50,17 +50,8 @@ class Outcome:
         return None
 
 
-@functools.cache
-def _sources() -> bytes:
-    """The explain sandbox's own code: an outcome is only reused by the code that made it."""
-    digest = hashlib.sha256(VERDICT_VERSION.encode())
-    for source in sorted(Path(__file__).parent.glob("*.py")):
-        digest.update(source.read_bytes())
-    return digest.digest()
-
-
 def _path(rendered: Rendered, scenario: Scenario) -> Path:
-    digest = hashlib.sha256(_sources() + b"\0" + rendered.compose)
+    digest = hashlib.sha256(sources_digest() + VERDICT_VERSION.encode() + b"\0" + rendered.compose)
     digest.update(repr((scenario.env, scenario.gpus, scenario.nvlink)).encode())
     return cache_root() / "explain" / f"{digest.hexdigest()}.json"
 
