@@ -1,7 +1,7 @@
 """Whether a profile's scenarios still explain: each launches or is refused by a guard.
 
-A scenario's outcome is cached by the bytes of the compose file and the scenario, so an
-unchanged profile is not run again (`check` on an unchanged registry stays fast).
+A profile's outcomes are cached by the bytes of its compose file, so an unchanged profile is
+not run again (`check` on an unchanged registry stays fast).
 """
 
 from __future__ import annotations
@@ -11,19 +11,17 @@ import hashlib
 import json
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 
+from ..cache import Store
 from ..model import Profile
 from ..registry import Registry
 from ..render import Rendered
-from ..resources import cache_root
-from ..write import write_atomic
 from .core import Scenario, explain
 from .memo import sources_digest
 from .scenarios import scenarios_for
 
 # Bump when the sandbox or the verdict changes, so cached outcomes are not reused.
-VERDICT_VERSION = "1"
+VERDICT_VERSION = "2"
 GUARD_EXIT_CODES = (1, 2)
 SANDBOX_REFUSALS = ("the drafter's file ",)
 
@@ -50,53 +48,55 @@ class Outcome:
         return None
 
 
-def _path(rendered: Rendered, scenario: Scenario) -> Path:
+def _key(rendered: Rendered, kind: str) -> str:
+    """What a profile's outcomes depend on: its compose file, its engine kind (which picks the
+    scenarios) and the sandbox's code."""
     digest = hashlib.sha256(sources_digest() + VERDICT_VERSION.encode() + b"\0" + rendered.compose)
-    digest.update(repr((scenario.env, scenario.gpus, scenario.nvlink)).encode())
-    return cache_root() / "explain" / f"{digest.hexdigest()}.json"
+    digest.update(kind.encode())
+    return digest.hexdigest()
 
 
-def _cached(path: Path) -> Outcome | None:
-    with contextlib.suppress(OSError, ValueError, TypeError):
-        return Outcome(**json.loads(path.read_text(encoding="utf-8")))
+def _load(data: bytes | None) -> list[Outcome] | None:
+    if data is None:
+        return None
+    with contextlib.suppress(ValueError, TypeError):
+        return [Outcome(**row) for row in json.loads(data)]
     return None
 
 
 def _outcome(
     registry: Registry, profile: Profile, rendered: Rendered, scenario: Scenario
 ) -> Outcome:
-    path = _path(rendered, scenario)
-    hit = _cached(path)
-    if hit is not None:
-        return hit
     result = explain(registry, profile, scenario, rendered)
-    outcome = Outcome(scenario.label, result.launched, result.exit_code, result.message)
-    with contextlib.suppress(OSError):  # a read-only cache only costs the next run
-        write_atomic(path, json.dumps(outcome.__dict__).encode())
-    return outcome
+    return Outcome(scenario.label, result.launched, result.exit_code, result.message)
 
 
 def scenario_outcomes(
     registry: Registry, rendered: dict[str, Rendered], workers: int = 4
 ) -> dict[str, list[Outcome]]:
-    """Profile id -> the outcome of each of its scenarios (bash runs in parallel)."""
-    jobs = [
-        (pid, scenario)
-        for pid, r in sorted(rendered.items())
-        for scenario in scenarios_for(registry, registry.profiles[pid], r)
-    ]
-    known = [_cached(_path(rendered[pid], scenario)) for pid, scenario in jobs]
-    missing = [job for job, hit in zip(jobs, known, strict=True) if hit is None]
+    """Profile id -> the outcome of each of its scenarios (bash runs in parallel); a profile
+    whose compose file is unchanged is not run again."""
+    store = Store("verdict")
+    out: dict[str, list[Outcome]] = {}
+    keys: dict[str, str] = {}
+    jobs: list[tuple[str, Scenario]] = []
+    for pid, r in sorted(rendered.items()):
+        profile = registry.profiles[pid]
+        keys[pid] = _key(r, registry.engines[profile.engine].kind)
+        hit = _load(store.get(keys[pid]))
+        if hit is not None:
+            out[pid] = hit
+        else:
+            jobs += [(pid, scenario) for scenario in scenarios_for(registry, profile, r)]
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        ran = iter(
-            list(
-                pool.map(
-                    lambda j: _outcome(registry, registry.profiles[j[0]], rendered[j[0]], j[1]),
-                    missing,
-                )
+        ran = list(
+            pool.map(
+                lambda j: _outcome(registry, registry.profiles[j[0]], rendered[j[0]], j[1]), jobs
             )
         )
-    out: dict[str, list[Outcome]] = {}
-    for (pid, _), hit in zip(jobs, known, strict=True):
-        out.setdefault(pid, []).append(hit if hit is not None else next(ran))
-    return out
+    fresh: dict[str, list[Outcome]] = {}
+    for (pid, _), outcome in zip(jobs, ran, strict=True):
+        fresh.setdefault(pid, []).append(outcome)
+    for pid, outcomes in fresh.items():
+        store.put(keys[pid], json.dumps([o.__dict__ for o in outcomes]).encode())
+    return dict(sorted({**out, **fresh}.items()))
