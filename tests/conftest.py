@@ -62,8 +62,13 @@ def pristine() -> Path:
 
 @pytest.fixture
 def repo(pristine: Path, tmp_path: Path) -> Path:
+    """A scratch copy of the pristine repository. Its compose/ (hundreds of generated files)
+    is hard-linked: profilegen replaces the files it writes, and so must a test that edits
+    one there (unlink it first), or the pristine tree changes under every other test."""
     root = tmp_path / "repo"
-    shutil.copytree(pristine, root)
+    top = str(pristine)
+    shutil.copytree(pristine, root, ignore=lambda d, names: ["compose"] if d == top else [])
+    shutil.copytree(pristine / "compose", root / "compose", copy_function=os.link)
     return root
 
 

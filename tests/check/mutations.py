@@ -52,6 +52,13 @@ class MutationError(AssertionError):
     """The real registry changed so that a mutation no longer applies as written."""
 
 
+def put(target: Path, data: bytes) -> None:
+    """Writes a new file in place of `target`: the scratch copy shares the files it does not
+    change with the pristine registry (hard links), so nothing is ever written through them."""
+    target.unlink(missing_ok=True)
+    target.write_bytes(data)
+
+
 def replace(path: str, old: str, new: str) -> Apply:
     """Replaces `old`, which must occur exactly once, so a drifting registry is noticed."""
 
@@ -60,7 +67,7 @@ def replace(path: str, old: str, new: str) -> Apply:
         text = target.read_text(encoding="utf-8")
         if text.count(old) != 1:
             raise MutationError(f"{path}: {old!r} occurs {text.count(old)} times, not once")
-        target.write_text(text.replace(old, new), encoding="utf-8")
+        put(target, text.replace(old, new).encode("utf-8"))
 
     return apply
 
@@ -70,7 +77,7 @@ def write(path: str, text: str | bytes) -> Apply:
         target = root / path
         target.parent.mkdir(parents=True, exist_ok=True)
         data = text.encode() if isinstance(text, str) else text
-        target.write_bytes(data)
+        put(target, data)
 
     return apply
 
@@ -100,7 +107,7 @@ def clone(source: str, dest: str, old_id: str, new_id: str) -> Apply:
         text = (root / source).read_text(encoding="utf-8")
         if text.count(f"\nid: {old_id}\n") != 1:
             raise MutationError(f"{source} has no line `id: {old_id}`")
-        (root / dest).write_text(text.replace(f"\nid: {old_id}\n", f"\nid: {new_id}\n"))
+        put(root / dest, text.replace(f"\nid: {old_id}\n", f"\nid: {new_id}\n").encode())
 
     return apply
 
@@ -110,7 +117,7 @@ def drop_lock_artifact(key: str) -> Apply:
         data = json.loads((root / LOCK).read_text(encoding="utf-8"))
         if data["artifacts"].pop(key, None) is None:
             raise MutationError(f"{LOCK} has no artifact {key}")
-        (root / LOCK).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        put(root / LOCK, (json.dumps(data, indent=2) + "\n").encode("utf-8"))
 
     return apply
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -68,7 +69,7 @@ def _params() -> list[Any]:
 @pytest.mark.parametrize("mutation", _params())
 def test_mutation_is_caught(mutation: Mutation, pristine: Path, tmp_path: Path) -> None:
     root = tmp_path / "root"
-    shutil.copytree(pristine, root)
+    shutil.copytree(pristine, root, copy_function=os.link)  # mutations write new files
     mutation.apply(root)
     code, found, err = findings(root)
     want = (mutation.rule, mutation.file, expected_line(root, mutation))
