@@ -10,8 +10,9 @@ import pytest
 
 from profilegen.explain.core import Explanation, Scenario, explain
 from profilegen.explain.report import as_json, as_text
-from profilegen.registry import Registry, open_registry
+from profilegen.registry import Registry
 from profilegen.render import render_profile
+from tests.support.repo import shared_registry
 
 REPO = Path(__file__).resolve().parents[2]
 KEY = "sk-do-not-print-7f3a"
@@ -22,7 +23,7 @@ SGLANG = "qwen36-27b-dual-eagle3"
 
 @pytest.fixture(scope="module")
 def registry() -> Registry:
-    return open_registry(REPO)
+    return shared_registry()
 
 
 def run(registry: Registry, profile_id: str, **env: str) -> Explanation:

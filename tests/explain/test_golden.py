@@ -17,8 +17,9 @@ import pytest
 from profilegen.explain.core import explain
 from profilegen.explain.report import as_json
 from profilegen.explain.scenarios import scenarios_for
-from profilegen.registry import Registry, open_registry
+from profilegen.registry import Registry
 from profilegen.render import render_profile
+from tests.support.repo import shared_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -27,7 +28,7 @@ UPDATE = os.environ.get("PROFILEGEN_UPDATE_GOLDEN") == "1"
 
 @lru_cache(maxsize=1)
 def _registry() -> Registry:
-    return open_registry(ROOT)
+    return shared_registry()
 
 
 def explained(profile_id: str) -> dict[str, Any]:

@@ -18,9 +18,10 @@ import pytest
 from profilegen.explain.core import Explanation, Scenario, explain
 from profilegen.explain.k8s import explain_k8s
 from profilegen.explain.report import as_json
-from profilegen.registry import Registry, open_registry
+from profilegen.registry import Registry
 from profilegen.render.targets.k8s import render_k8s
 from profilegen.render.targets.k8s_plan import K8sOptions
+from tests.support.repo import shared_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).resolve().parent / "golden" / "k8s"
@@ -33,7 +34,7 @@ COMPOSE_ONLY_ENV = {"NVIDIA_VISIBLE_DEVICES", "HUGGING_FACE_HUB_TOKEN"}
 
 @lru_cache(maxsize=1)
 def registry() -> Registry:
-    return open_registry(ROOT)
+    return shared_registry()
 
 
 def k8s_run(profile_id: str, role: str, options: K8sOptions, **env: str) -> Explanation:

@@ -11,7 +11,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from profilegen.cli import cli
-from profilegen.registry import Registry, open_registry
+from profilegen.registry import Registry
+from tests.support.repo import shared_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = "qwen38-27b-dual-dflash15-fast"  # DFlash2 n=15, pinned 9e9-byte pool, WSL2 rig
@@ -23,7 +24,7 @@ Invoke = Callable[..., Result]
 
 @pytest.fixture(scope="session")
 def registry() -> Registry:
-    return open_registry(ROOT)
+    return shared_registry()
 
 
 @pytest.fixture

@@ -19,11 +19,11 @@ from profilegen.fit.calibrate import (
     leave_one_out,
     records,
 )
-from profilegen.registry import open_registry
+from tests.support.repo import shared_registry
 
-from .conftest import ROOT, Invoke
+from .conftest import Invoke
 
-REGISTRY = open_registry(ROOT)
+REGISTRY = shared_registry()
 POINTS = calibration_points(REGISTRY)
 PREDICTIONS = [p for p in POINTS if p.counted and not p.fitted]
 # The rows of shared/MEASUREMENTS.md (two records for row 18: v0.22.0 and v0.24.0).

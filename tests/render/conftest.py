@@ -25,6 +25,7 @@ from profilegen.registry import Registry, open_registry
 from profilegen.render import render_profile
 from profilegen.render.bundle import bundle_files, write_bundle
 from tests.support.composego import SYSTEM_PATH, compose_binary, compose_config, unescape  # noqa: F401
+from tests.support.repo import shared_registry
 
 REPO = Path(__file__).resolve().parents[2]
 SEED = "qwen38-27b-dual-dflash15-fast"
@@ -646,7 +647,7 @@ class Bundle:
 
 @pytest.fixture(scope="session")
 def repo_registry() -> Registry:
-    return open_registry(REPO)
+    return shared_registry()
 
 
 @pytest.fixture(scope="session")

@@ -12,6 +12,7 @@ import pytest
 
 from profilegen.registry import Registry
 from profilegen.render import render_profile
+from tests.support.repo import shared_registry
 
 from .conftest import (
     REPO,
@@ -51,9 +52,8 @@ def _shape(profile: Any) -> tuple[Any, ...]:
 
 
 def _one_per_shape() -> list[dict[str, Any]]:
-    from profilegen.registry import open_registry
 
-    registry = open_registry(REPO)
+    registry = shared_registry()
     seen: set[tuple[Any, ...]] = set()
     chosen = []
     for row in LISTED:

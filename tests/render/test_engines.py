@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 
 from profilegen.explain.core import Explanation, Scenario, explain
-from profilegen.registry import Registry, open_registry
+from profilegen.registry import Registry
 from profilegen.render import Rendered, render_profile
 from tests.support.composego import compose_config
+from tests.support.repo import shared_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -27,7 +28,7 @@ LLAMACPP_SPEC_FLAGS = {"--spec-type", "--spec-draft-model", "--spec-draft-n-max"
 
 @lru_cache(maxsize=1)
 def _registry() -> Registry:
-    return open_registry(ROOT)
+    return shared_registry()
 
 
 def _profiles(*kinds: str) -> list[str]:

@@ -17,12 +17,13 @@ from ruamel.yaml import YAML
 
 from profilegen.errors import ProfilegenError, UsageError
 from profilegen.model import Rig
-from profilegen.registry import Registry, open_registry
+from profilegen.registry import Registry
 from profilegen.render.targets import k8s_schema
 from profilegen.render.targets.k8s import RenderedK8s, build_k8s, render_k8s
 from profilegen.render.targets.k8s_plan import K8sError, K8sOptions
 from profilegen.render.targets.k8s_yaml import plain, quote
 from tests.support.k8s_vendor import K8S_VERSION, kubernetes_subset
+from tests.support.repo import shared_registry
 
 REPO = Path(__file__).resolve().parents[2]
 # One of each: vLLM with patches and NVLink detection; host-path mounts and many patches;
@@ -39,7 +40,7 @@ TWO_NODES = K8sOptions(nodes=2, namespace="llm", replicas=2)
 
 @lru_cache(maxsize=1)
 def registry() -> Registry:
-    return open_registry(REPO)
+    return shared_registry()
 
 
 def rendered(profile_id: str, options: K8sOptions | None = None) -> RenderedK8s:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from profilegen.generated import schemas as schema
+from profilegen.registry import Registry, open_registry
 
 REPO = Path(__file__).resolve().parents[2]
 # What a registry repository holds besides the code: enough for every command.
@@ -22,6 +24,12 @@ DATA = (
     "docs",
     "profilegen.lock.json",
 )
+
+
+@functools.cache
+def shared_registry() -> Registry:
+    """This repository's registry, loaded once per test process (never modify it)."""
+    return open_registry(REPO)
 
 
 def copy_repo(dest: Path) -> Path:
