@@ -88,6 +88,7 @@ def test_compose_reads_the_proxy_and_open_webui_with_matching_connection_lists(
     assert proxy["environment"] == {
         "LITELLM_MASTER_KEY": None,
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "ENGINE_API_KEY": "none",
     }
     assert proxy["extra_hosts"] == ["host.docker.internal=host-gateway"]
     assert [(p["published"], p["target"]) for p in webui["ports"]] == [("3000", 8080)]

@@ -35,6 +35,7 @@ from tests.support.repo import REPO
 ESTATE = "qwen38-dual-estate"
 READY_WITHIN = 90.0  # seconds: the proxy imports for several seconds on a slow machine
 REQUEST_TIMEOUT = 15.0
+ENGINE_KEY = "sk-engine-test-5b1e"
 
 
 def _proxy_binary() -> str | None:
@@ -111,7 +112,8 @@ def _start_stubs(root: Path, stack: ExitStack) -> dict[str, StubEngine]:
         run = explain(registry, profile, Scenario())
         assert run.exit_code is None, f"{profile.id} does not start: {run.message}"
         names = engine_names(run.exe, run.argv)
-        stubs[profile.id] = stack.enter_context(StubEngine(profile.id, names))
+        # Each engine asks for the key it was started with (API_KEY); the proxy must send it.
+        stubs[profile.id] = stack.enter_context(StubEngine(profile.id, names, key=ENGINE_KEY))
     for ident, stub in stubs.items():
         _move_port(root, ident, stub.port)
     return stubs
@@ -140,6 +142,7 @@ def _proxy_env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LITELLM_", "OPENAI_"))}
     # The packaged price list, never a download; no key asked of clients.
     env.update({"LITELLM_LOCAL_MODEL_COST_MAP": "True", "HOME": str(home), "NO_COLOR": "1"})
+    env["ENGINE_API_KEY"] = ENGINE_KEY  # what the gateway's .env holds
     return env
 
 

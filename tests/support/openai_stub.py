@@ -13,9 +13,10 @@ from typing import Any
 class StubEngine:
     """Use as a context manager; `port` serves /v1/models and /v1/chat/completions."""
 
-    def __init__(self, label: str, names: list[str]) -> None:
+    def __init__(self, label: str, names: list[str], key: str | None = None) -> None:
         self.label = label
         self.names = list(names)
+        self.key = key  # set: every call must carry `Authorization: Bearer <key>` (else 401)
         self.calls: list[tuple[str, str | None]] = []  # (path, model asked for)
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -51,7 +52,9 @@ class StubEngine:
 
             def do_GET(self) -> None:  # noqa: N802
                 stub._record(self.path, None)
-                if self.path.rstrip("/").endswith("/v1/models"):
+                if stub.key and self.headers.get("Authorization") != f"Bearer {stub.key}":
+                    self._send(401, {"error": {"message": "invalid API key", "code": 401}})
+                elif self.path.rstrip("/").endswith("/v1/models"):
                     models = [
                         {"id": n, "object": "model", "owned_by": stub.label} for n in stub.names
                     ]
@@ -67,7 +70,9 @@ class StubEngine:
                     request = {}
                 model = request.get("model") if isinstance(request, dict) else None
                 stub._record(self.path, model)
-                if not self.path.rstrip("/").endswith("/chat/completions"):
+                if stub.key and self.headers.get("Authorization") != f"Bearer {stub.key}":
+                    self._send(401, {"error": {"message": "invalid API key", "code": 401}})
+                elif not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, {"error": {"message": f"no route {self.path}", "code": 404}})
                 elif model not in stub.names:
                     message = f"The model `{model}` does not exist."

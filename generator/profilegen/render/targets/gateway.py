@@ -20,8 +20,10 @@ from ..verify import verify_document
 PROXY_PORT = 4000  # inside the container
 WEBUI_PORT = 8080
 CONFIG_PATH = "/app/config.yaml"
-# The engines answer without a key; the proxy sends this one (LiteLLM needs one to send).
-ENGINE_KEY = "none"
+# The key the proxy sends every engine: ENGINE_API_KEY (the API_KEY the engines were started
+# with), else "none", which an engine without a key ignores (LiteLLM needs one to send).
+ENGINE_KEY_ENV = "ENGINE_API_KEY"
+ENGINE_KEY = f"os.environ/{ENGINE_KEY_ENV}"
 WEBUI_VOLUME = "open-webui-data"
 
 
@@ -73,6 +75,7 @@ def _proxy(estate: Estate) -> dict[str, Any]:
             "LITELLM_MASTER_KEY": None,
             # The price list packaged with the release; never fetched at start-up.
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+            ENGINE_KEY_ENV: Interp(f"${{{ENGINE_KEY_ENV}:-none}}"),
         },
         "volumes": [
             {"type": "bind", "source": "./config.yaml", "target": CONFIG_PATH, "read_only": True}
