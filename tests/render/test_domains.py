@@ -28,7 +28,7 @@ from .conftest import snapshot
 
 VLLM = "qwen38-27b-dual-fast"
 LLAMA = "qwen38-27b-single-iq4xs"
-EXAMPLES = int(os.environ.get("PROFILEGEN_PROPERTY_EXAMPLES", "6"))
+EXAMPLES = int(os.environ.get("PROFILEGEN_PROPERTY_EXAMPLES", "10"))
 SETTINGS = settings(
     max_examples=EXAMPLES,
     deadline=None,

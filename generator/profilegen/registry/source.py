@@ -62,6 +62,18 @@ class Registry:
     documents: list[tuple[str, Document]] = field(default_factory=list)
     settings: Settings = field(default_factory=Settings)
 
+    def __repr__(self) -> str:
+        """A line, not the whole registry (which reaches tracebacks and test reports)."""
+        counts = ", ".join(
+            f"{len(getattr(self, kind))} {kind}"
+            for kind in ("profiles", "models", "engines", "rigs", "patches")
+        )
+        return f"Registry({str(self.root)!r}: {counts})"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """IPython's (and Hypothesis's) pretty printer shows the same line."""
+        printer.text(repr(self))
+
     def where(self, kind: str, ident: str, node: NodePath = ()) -> Location:
         source = self.sources.get((kind, ident))
         return source.where(node) if source else Location(f"registry/{kind}/{ident}.yaml", 1)
