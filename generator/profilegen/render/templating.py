@@ -12,6 +12,14 @@ from jinja2.sandbox import SandboxedEnvironment
 from ..resources import cache_root
 
 
+class _ByName(FileSystemBytecodeCache):
+    """Entries keyed by template name, not file path: a copy of the registry elsewhere reuses
+    them. Each entry still carries its source's checksum, so a changed template recompiles."""
+
+    def get_cache_key(self, name: str, filename: str | None = None) -> str:
+        return super().get_cache_key(name)
+
+
 def _bytecode_cache() -> BytecodeCache | None:
     """Compiled templates are cached like .pyc files (keyed by source checksum).
 
@@ -23,7 +31,7 @@ def _bytecode_cache() -> BytecodeCache | None:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:
         return None
-    return FileSystemBytecodeCache(str(folder)) if os.access(folder, os.W_OK) else None
+    return _ByName(str(folder)) if os.access(folder, os.W_OK) else None
 
 
 def make_environment(
