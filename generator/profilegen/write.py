@@ -8,15 +8,21 @@ from collections.abc import Mapping
 from pathlib import Path
 
 
-def write_atomic(path: Path, content: bytes, *, mode: int | None = None) -> None:
-    """Temp file in the same folder, fsync, rename: readers never see half a file."""
+def write_atomic(
+    path: Path, content: bytes, *, mode: int | None = None, durable: bool = True
+) -> None:
+    """Temp file in the same folder, fsync, rename: readers never see half a file.
+
+    `durable=False` skips the fsync, for files that may be lost in a crash but must never be
+    torn (cache entries: a reader checks them and recomputes)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(content)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         if mode is not None:
             Path(tmp).chmod(mode)
         Path(tmp).replace(path)

@@ -51,7 +51,7 @@ class Store:
             return
         try:
             self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-            write_atomic(self.folder / key, FORMAT + key.encode() + b"\n" + value)
+            write_atomic(self.folder / key, FORMAT + key.encode() + b"\n" + value, durable=False)
         except OSError:
             pass  # a read-only or full cache only costs the next run its speed
 

@@ -57,7 +57,8 @@ def build_schemas() -> dict[str, bytes]:
         pass
     built = _build_schemas()
     with contextlib.suppress(OSError):  # a read-only cache only costs the rebuild
-        write_atomic(memo, json.dumps({k: v.decode() for k, v in built.items()}).encode())
+        memo_text = json.dumps({k: v.decode() for k, v in built.items()}).encode()
+        write_atomic(memo, memo_text, durable=False)
     return built
 
 
