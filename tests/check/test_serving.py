@@ -47,3 +47,9 @@ def test_requiring_a_key_registry_wide_or_binding_locally_clears_it(root: Path) 
     assert str(found["message"]).endswith("unless API_KEY is set: tiny-chat")
     (root / "registry" / "settings.yaml").write_text(SETTINGS + "serving: {api_key: required}\n")
     assert open_port(root) == []
+
+
+def test_an_explicit_optional_policy_is_where_the_warning_points(root: Path) -> None:
+    (root / "registry" / "settings.yaml").write_text(SETTINGS + "serving:\n  api_key: optional\n")
+    (found,) = open_port(root)
+    assert (found["file"], found["line"]) == ("registry/settings.yaml", 3)

@@ -156,14 +156,16 @@ def _validate_file(kind: str, doc: Document, sink: FindingSink) -> dict[str, Any
     return doc.data
 
 
-def _load_settings(root: Path, sink: FindingSink) -> Settings:
-    """registry/settings.yaml, validated like any registry file; absent: the defaults."""
+def _load_settings(root: Path, sink: FindingSink, registry: Registry) -> Settings:
+    """registry/settings.yaml, validated like any registry file; absent: the defaults.
+    Its lines are kept as the source ("settings", "settings") for findings about a setting."""
     path = root / "registry" / SETTINGS_FILE
     if not path.exists() and not path.is_symlink():
         return Settings()
     doc = read_document(path, root, sink)
     if doc is None:
         return Settings()
+    registry.sources[("settings", "settings")] = Source.of(doc)
     _require_modeline(doc, "../schema/settings.schema.json", sink)
     if not isinstance(doc.data, dict):
         sink.add(doc.where(), "registry/settings.yaml must be a mapping of keys to values")
@@ -201,7 +203,7 @@ def load_registry(root: Path) -> tuple[Registry, FindingSink]:
             raw_profiles[ident] = (data, Source.of(doc))
         else:
             registry.table(kind)[ident] = KINDS[kind][0].model_validate(data)
-    registry.settings = _load_settings(root, sink)
+    registry.settings = _load_settings(root, sink, registry)
     resolve_profiles(registry, raw_profiles, sink)
     check_references(registry, sink)
     return registry, sink

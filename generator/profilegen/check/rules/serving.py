@@ -35,9 +35,15 @@ def open_port(ctx: CheckContext) -> Iterator[Finding]:
     if len(open_ids) > SHOWN:
         named += f" and {len(open_ids) - SHOWN} more"
     no_key = " and ".join(sorted(kind for kind, via in API_KEY_VIA.items() if via is None))
+    set_here = ("settings", "settings") in registry.sources
+    where = (
+        registry.where("settings", "settings", ("serving", "api_key"))
+        if set_here
+        else Location(SETTINGS)
+    )
     yield ctx.finding(
         "open-port",
-        Location(SETTINGS),
+        where,
         f"{len(open_ids)} profile(s) publish their port on every interface and serve anyone "
         f"who reaches it unless API_KEY is set: {named}",
         "set `serving: {api_key: required}` in registry/settings.yaml (a server then refuses "
