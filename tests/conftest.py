@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
 import pytest
 
+from tests.support import pristine as pristine_build
 from tests.support.cli import Invoke, Run, invoke_in
-from tests.support.repo import copy_repo
 
 _PRIVATE_CACHE: list[str] = []
+_BUILDERS: list[subprocess.Popen[bytes]] = []
 # A folder every test process of this session shares (xdist workers inherit it).
 SHARED = "PROFILEGEN_TEST_SHARED"
 
@@ -29,9 +30,19 @@ def pytest_configure(config: pytest.Config) -> None:
         folder = tempfile.mkdtemp(prefix="profilegen-test-shared-")
         _PRIVATE_CACHE.append(folder)
         os.environ[SHARED] = folder
+        _BUILDERS.append(pristine_build.start(Path(folder)))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that need the pristine registry run after the others, while it is built."""
+    items.sort(key=lambda item: "pristine" in getattr(item, "fixturenames", ()))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    for builder in _BUILDERS:
+        if builder.poll() is None:
+            builder.kill()
+        builder.wait()
     for folder in _PRIVATE_CACHE:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -41,23 +52,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="session")
 def pristine() -> Path:
-    """The repository's data, made self-consistent once per session (one test process builds
-    it, the others wait for it); tests copy it before changing anything.
+    """The repository's data, made self-consistent once per session (built in the
+    background from the start of the session); tests copy it before changing anything.
 
     Other work may leave the checked-in tree a step behind the code; these tests are about
     the workflow, so they start from a copy where schemas and generated files are fresh.
     """
-    shared = Path(os.environ[SHARED])
-    root = shared / "pristine"
-    with (shared / "pristine.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (shared / "pristine.done").exists():
-            copy_repo(root)
-            for args in (("schema",), ("lock", "--offline"), ("render", "--all")):
-                run = invoke_in(root, *args)
-                assert run.code == 0, run.text
-            (shared / "pristine.done").touch()
-    return root
+    return pristine_build.wait(Path(os.environ[SHARED]))
 
 
 @pytest.fixture
