@@ -13,6 +13,8 @@ import pytest
 from tests.support import pristine as pristine_build
 from tests.support.cli import Invoke, Run, invoke_in
 
+pytest_plugins = ["tests.support.hubenv"]
+
 _PRIVATE_CACHE: list[str] = []
 _BUILDERS: list[subprocess.Popen[bytes]] = []
 # A folder every test process of this session shares (xdist workers inherit it).

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,25 +12,12 @@ from tests.support import checkpoints as ck
 from tests.support.cli import Invoke
 from tests.support.fakehub import FakeFile, FakeHub
 
+pytestmark = pytest.mark.usefixtures("isolated_hub_env")
+
 GGUF_REPO = "quant/Tiny-Llama-8B-Instruct-GGUF"
 MODEL = "tiny-llama-8b-instruct"
 NEW = "tiny-llama-single"
 PROFILE = f"registry/profiles/{NEW}.yaml"
-
-
-@pytest.fixture(autouse=True)
-def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for name in ("HF_ENDPOINT", "HF_HUB_OFFLINE", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
-    monkeypatch.setenv("HF_HUB_DISABLE_IMPLICIT_TOKEN", "1")
-
-
-@pytest.fixture
-def hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
-    with FakeHub() as fake:
-        monkeypatch.setenv("HF_ENDPOINT", fake.url)
-        yield fake
 
 
 def load(path: Path) -> dict[str, object]:

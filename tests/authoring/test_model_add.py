@@ -4,7 +4,6 @@ by ranged requests, provenance, the lock entry, and clear refusals that write no
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,20 +17,7 @@ from tests.support import checkpoints as ck
 from tests.support.cli import Invoke
 from tests.support.fakehub import FakeFile, FakeHub
 
-
-@pytest.fixture(autouse=True)
-def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for name in ("HF_ENDPOINT", "HF_HUB_OFFLINE", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
-    monkeypatch.setenv("HF_HUB_DISABLE_IMPLICIT_TOKEN", "1")
-
-
-@pytest.fixture
-def hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
-    with FakeHub() as fake:
-        monkeypatch.setenv("HF_ENDPOINT", fake.url)
-        yield fake
+pytestmark = pytest.mark.usefixtures("isolated_hub_env")
 
 
 def added(run_out: str) -> Model:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,34 +14,14 @@ from profilegen.hub.verify import RECORD_NAME
 from tests.support.cli import Invoke
 from tests.support.fakehub import FakeHub, FakeRepo
 
+pytestmark = pytest.mark.usefixtures("isolated_hub_env")
+
 SEED = "qwen38-27b-dual-dflash15-fast"
 WEIGHTS_REPO = "born2bewild/Qwen3.8-27B-W4A16-AutoRound-fast"
 DRAFTER_REPO = "syvai/Qwen3.8-27B-DFlash2-W4A16"
 WEIGHTS_DIR = "qwen3.8-27b-autoround-fast"
 DRAFTER_DIR = "qwen3.8-27b-dflash2-w4a16"
 LOCK_KEYS = {WEIGHTS_REPO: "qwen3.8-27b/autoround-fast", DRAFTER_REPO: "syvai-qwen38-dflash2"}
-
-
-@pytest.fixture(autouse=True)
-def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    # A developer's or CI's Hub settings must not leak into the fake-Hub runs.
-    for name in (
-        "HF_ENDPOINT",
-        "HF_HUB_OFFLINE",
-        "HF_TOKEN",
-        "HUGGING_FACE_HUB_TOKEN",
-        "MODEL_DIR",
-    ):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
-    monkeypatch.setenv("HF_HUB_DISABLE_IMPLICIT_TOKEN", "1")
-
-
-@pytest.fixture
-def hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
-    with FakeHub() as fake:
-        monkeypatch.setenv("HF_ENDPOINT", fake.url)
-        yield fake
 
 
 def add_seed_repos(hub: FakeHub) -> list[FakeRepo]:

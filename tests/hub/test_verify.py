@@ -15,10 +15,9 @@ from tests.support.fakehub import FakeHub, FakeRepo
 
 SEED, WEIGHTS_DIR, DRAFTER_DIR = fetch_tests.SEED, fetch_tests.WEIGHTS_DIR, fetch_tests.DRAFTER_DIR
 SHARD = f"{WEIGHTS_DIR}/model-00001-of-00002.safetensors"
-# The fetch suite's fake Hub, isolated environment and locked seed repos.
-_isolated_env = fetch_tests._isolated_env
-hub = fetch_tests.hub
+# The fetch suite's locked seed repos, on the fake Hub in an isolated environment.
 locked = fetch_tests.locked
+pytestmark = pytest.mark.usefixtures("isolated_hub_env")
 
 
 @pytest.fixture

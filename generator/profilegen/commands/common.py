@@ -44,6 +44,19 @@ def color(stream: TextIO | None = None) -> bool:
     return (stream or sys.stderr).isatty() and not os.environ.get("NO_COLOR")
 
 
+def model_dir_option(fn: F) -> F:
+    """`--model-dir DIR` (or MODEL_DIR): where the compose mounts the model cache."""
+    option = click.option(
+        "--model-dir",
+        required=True,
+        envvar="MODEL_DIR",
+        show_envvar=True,
+        type=click.Path(file_okay=False, path_type=Path),
+        help="Host folder the compose mounts as the model cache (MODEL_DIR).",
+    )
+    return option(fn)
+
+
 def timeout_option(fn: F) -> F:
     """`--timeout SECONDS`: one deadline for all the network access of a command."""
     option = click.option(

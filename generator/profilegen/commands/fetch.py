@@ -6,19 +6,12 @@ from pathlib import Path
 
 import click
 
-from .common import FORMAT_TEXT_JSON, Context, pass_context, timeout_option
+from .common import FORMAT_TEXT_JSON, Context, model_dir_option, pass_context, timeout_option
 
 
 @click.command("fetch")
 @click.argument("profile")
-@click.option(
-    "--model-dir",
-    required=True,
-    envvar="MODEL_DIR",
-    show_envvar=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Host folder the compose mounts as the model cache (MODEL_DIR).",
-)
+@model_dir_option
 @click.option(
     "--dry-run",
     is_flag=True,

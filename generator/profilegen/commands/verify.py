@@ -6,19 +6,12 @@ from pathlib import Path
 
 import click
 
-from .common import FORMAT_TEXT_JSON, Context, pass_context
+from .common import FORMAT_TEXT_JSON, Context, model_dir_option, pass_context
 
 
 @click.command("verify")
 @click.argument("profile")
-@click.option(
-    "--model-dir",
-    required=True,
-    envvar="MODEL_DIR",
-    show_envvar=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Host folder the compose mounts as the model cache (MODEL_DIR).",
-)
+@model_dir_option
 @click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
 @pass_context
 def command(obj: Context, profile: str, model_dir: Path, fmt: str) -> int:

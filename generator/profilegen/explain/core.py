@@ -19,6 +19,7 @@ from ..render import Rendered, RenderError, render_profile
 from .interpolate import interpolate_all, referenced_names
 from .memo import remembered, run_key
 from .sandbox import Run, run_entrypoint
+from .secrets import shown
 
 HELPERS = re.compile(r"^# >>> patch helpers\n.*?^# <<< patch helpers\n", re.M | re.S)
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -27,17 +28,6 @@ _RECORDERS = """pg_verify() { printf 'verify\\t%s\\t%s\\t%s\\n' "$1" "$2" "$3" >
 pg_diff() { printf 'diff\\t%s\\t%s\\tstrip %s\\n' "$1" "$2" "$3" >> {log}; }
 pg_script() { printf 'script\\t%s\\t%s\\t%s\\trequired=%s\\n' "$1" "$2" "$3" "$4" >> {log}; }
 """
-
-
-# Variables whose values explain never shows (a report is pasted into bug reports).
-SECRETS = frozenset(
-    {"API_KEY", "VLLM_API_KEY", "LLAMA_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"}
-)
-
-
-def shown(name: str, value: str) -> str:
-    """A variable's value as a report shows it: a set secret as <secret>."""
-    return "<secret>" if name in SECRETS and value else value
 
 
 @dataclass(frozen=True)

@@ -15,19 +15,11 @@ from pathlib import Path
 
 from ..cache import Store
 from .sandbox import Run
+from .secrets import SECRETS
 
 # Bump when the sandbox or what is derived from a run changes, so old records are not reused.
 VERSION = "2"
-UNSTORED = frozenset(
-    {
-        "API_KEY",
-        "API_KEY_FILE",
-        "VLLM_API_KEY",
-        "LLAMA_API_KEY",
-        "HF_TOKEN",
-        "HUGGING_FACE_HUB_TOKEN",
-    }
-)
+UNSTORED = SECRETS | {"API_KEY_FILE"}
 
 
 @functools.cache

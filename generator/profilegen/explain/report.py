@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .core import Explanation, shown
+from .core import Explanation
+from .secrets import shown
 
 # Environment namespaces an engine or its runtime reads; the rest is listed apart.
 ENGINE_PREFIXES = (

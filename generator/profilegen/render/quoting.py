@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 # Plain YAML scalars are emitted only when they cannot be read as anything but a string.
 _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
-_RESERVED = frozenset(
+# Words a YAML 1.1 or 1.2 reader takes for a boolean, null or number when left plain.
+YAML_KEYWORDS = frozenset(
     {"true", "false", "null", "yes", "no", "on", "off", "y", "n", "~", "nan", "inf"}
 )
 # Characters that YAML parsers treat as line breaks or refuse outright.
@@ -47,7 +48,7 @@ def compose_escape(text: str) -> str:
 
 def yaml_string(text: str) -> str:
     """A YAML scalar that parses back to exactly `text` (JSON is valid YAML)."""
-    if _PLAIN.match(text) and text.lower() not in _RESERVED:
+    if _PLAIN.match(text) and text.lower() not in YAML_KEYWORDS:
         return text
     # \U escapes: YAML does not join the surrogate pairs of json.dumps(ensure_ascii=True).
     return re.sub("[^ -~]", lambda m: f"\\U{ord(m[0]):08x}", json.dumps(text, ensure_ascii=False))

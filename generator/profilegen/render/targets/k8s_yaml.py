@@ -18,15 +18,12 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from ..context import RenderError
-from ..quoting import comment_lines, yaml_block, yaml_string
+from ..quoting import YAML_KEYWORDS, comment_lines, yaml_block, yaml_string
 from ..verify import first_difference
 
 # Plain scalars: identifiers, label keys (`app.kubernetes.io/name`) and image-like words; a
 # leading digit, `/` or any other indicator, or a YAML 1.1 keyword is quoted instead.
 _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_./-]*$")
-_KEYWORDS = frozenset(
-    {"true", "false", "null", "yes", "no", "on", "off", "y", "n", "~", "nan", "inf"}
-)
 
 
 @dataclass(frozen=True)
@@ -43,7 +40,7 @@ def kube_escape(text: str) -> str:
 
 def quote(text: str) -> str:
     """A YAML scalar that every YAML 1.1 and 1.2 reader reads back as exactly `text`."""
-    if _PLAIN.match(text) and text.lower() not in _KEYWORDS:
+    if _PLAIN.match(text) and text.lower() not in YAML_KEYWORDS:
         return text
     return yaml_string(text)
 
