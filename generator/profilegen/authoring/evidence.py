@@ -7,17 +7,16 @@ proven by loading the whole registry with it before the file is replaced.
 from __future__ import annotations
 
 import io
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from ..errors import RegistryError, UsageError
-from ..registry import Registry, load_registry
+from ..errors import UsageError
+from ..registry import Registry
 from ..write import write_atomic
+from .scratch import load_with
 
 
 def _flow(value: Any) -> Any:
@@ -57,13 +56,7 @@ def _document(text: str, record: dict[str, Any]) -> str:
 
 
 def _validate(root: Path, rel: str, text: str) -> None:
-    with tempfile.TemporaryDirectory(prefix="profilegen-record-") as scratch:
-        copy = Path(scratch)
-        shutil.copytree(root / "registry", copy / "registry")
-        (copy / rel).write_text(text, encoding="utf-8")
-        _registry, sink = load_registry(copy)
-        if sink.errors:
-            raise RegistryError(sink.findings)
+    load_with(root, rel, text)
 
 
 def record_evidence(registry: Registry, profile_id: str, record: dict[str, Any]) -> str:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import io
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +19,10 @@ from ..hub.deadline import Deadline
 from ..hub.lock import LOCK_NAME, Lock, declared_entry, read_lock, resolved_entry
 from ..hub.types import ArtifactRequest, ArtifactResult, RemoteFile
 from ..model.model import Architecture, Artifact, Model, Sampling
-from ..registry import load_registry, open_registry
+from ..registry import open_registry
 from ..write import write_atomic
 from .model_add import AddOptions, ArtifactDraft, ModelDraft, check_repo, derive
+from .scratch import registry_with
 
 MODELINE = "yaml-language-server: $schema=../../schema/model.schema.json"
 UNITS = (("GB", 10**9), ("MB", 10**6), ("KB", 10**3))
@@ -155,14 +154,7 @@ def lock_entries(draft: ModelDraft, model: dict[str, Any]) -> dict[str, dict[str
 def prove(root: Path, rel: str, text: str, lock: Lock) -> list[Finding]:
     """Loads the registry with the new file and lock in a scratch copy and runs every rule
     about the registry; an error in the new file refuses it. Returns its warnings."""
-    with tempfile.TemporaryDirectory(prefix="profilegen-model-") as scratch:
-        copy = Path(scratch)
-        shutil.copytree(root / "registry", copy / "registry")
-        (copy / rel).write_text(text, encoding="utf-8")
-        (copy / LOCK_NAME).write_bytes(lock.to_bytes())
-        registry, sink = load_registry(copy)
-        if sink.errors:
-            raise RegistryError(sink.findings)
+    with registry_with(root, rel, text, {LOCK_NAME: lock.to_bytes()}) as registry:
         findings = run_rules(CheckContext(registry, focus=frozenset()), skip=GENERATED_RULES)
     mine = [f for f in findings if f.location.file == rel]
     if any(f.severity is Severity.ERROR for f in mine):

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import io
 import re
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,10 +16,11 @@ from ruamel.yaml.error import YAMLError
 from ..check.scoped import blocking, profile_findings
 from ..errors import Finding, ProfilegenError, RegistryError, UsageError, suggest
 from ..model.common import ID_PATTERN
-from ..registry import Registry, load_registry, open_registry
+from ..registry import Registry, open_registry
 from ..render.targets.compose import render_profile
 from ..write import write_atomic
 from .first_profile import FirstOptions, Proposal, propose
+from .scratch import load_with
 
 MODELINE = "yaml-language-server: $schema=../../schema/profile.schema.json"
 # Keys `new` owns: the id names the file and the parent is --from.
@@ -241,13 +240,7 @@ def _validate(root: Path, rel: str, text: str) -> list[Finding]:
     vendored files. Any error that lands in the new file, or on a value it inherits,
     refuses the profile.
     """
-    with tempfile.TemporaryDirectory(prefix="profilegen-new-") as scratch:
-        copy = Path(scratch)
-        shutil.copytree(root / "registry", copy / "registry")
-        (copy / rel).write_text(text, encoding="utf-8")
-        registry, sink = load_registry(copy)
-        if sink.errors:
-            raise RegistryError(sink.findings)
+    registry = load_with(root, rel, text)
     registry.root = root
     ident = Path(rel).stem
     # `new` writes TODO placeholders on purpose; the next steps it prints say what to fill in.

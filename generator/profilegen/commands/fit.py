@@ -7,8 +7,6 @@ refits its constants without each record, and `--from-log` reads a boot log back
 from __future__ import annotations
 
 import json
-import os
-import stat
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -30,7 +28,7 @@ from ..fit.logs import MAX_LOG_BYTES, LogError, parse_log
 from ..fit.predict import FitOptions, fit_profile, read_lock_or_none
 from ..fit.report import format_calibration, format_constants, format_log_fit, format_text
 from ..registry import Registry, find_profile
-from ..registry.files import file_kind
+from ..registry.files import NotRegular, file_kind, read_regular
 from .common import FORMAT_TEXT_JSON, Context, pass_context
 
 
@@ -156,16 +154,12 @@ def run_fit(registry: Registry, opts: FitOptions) -> int:
 
 def _read_log(path: Path) -> str:
     """The log's text: a regular file of bounded size (a FIFO or a device is refused)."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     try:
-        fd = os.open(path, flags)
+        data, _size = read_regular(path, MAX_LOG_BYTES)
     except OSError as exc:
         raise UsageError(f"{path}: cannot read the log ({exc.strerror or exc})") from None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise UsageError(f"{path}: is {file_kind(info.st_mode)}, not a log file")
-        data = handle.read(MAX_LOG_BYTES + 1)
+    except NotRegular as exc:
+        raise UsageError(f"{path}: is {file_kind(exc.mode)}, not a log file") from None
     if len(data) > MAX_LOG_BYTES:
         raise UsageError(f"{path}: more than {MAX_LOG_BYTES >> 20} MiB; pass the boot's part only")
     return data.decode("utf-8", errors="replace")

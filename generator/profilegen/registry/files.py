@@ -60,23 +60,38 @@ def check_entry(root: Path, path: Path) -> str | None:
     return None if stat.S_ISREG(mode) else f"is {file_kind(mode)}, not a regular file"
 
 
+class NotRegular(Exception):
+    """An opened path that is not a regular file (a FIFO, a device…); `mode` says which."""
+
+    def __init__(self, mode: int) -> None:
+        super().__init__(file_kind(mode))
+        self.mode = mode
+
+
+def read_regular(path: Path, limit: int) -> tuple[bytes, int]:
+    """At most `limit + 1` bytes of a regular file, and its size. Opening never blocks (a
+    FIFO is refused, not waited on), and only the opened file is trusted: a path swapped
+    after a check is caught here. Raises OSError or NotRegular."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    with os.fdopen(os.open(path, flags), "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegular(info.st_mode)
+        data = handle.read(limit + 1)
+    return data, max(info.st_size, len(data))
+
+
 def read_inside(root: Path, path: Path, limit: int) -> bytes:
     """The bytes of a regular file inside `root` of at most `limit` bytes, else Refused."""
     problem = check_entry(root, path)
     if problem is not None:
         raise Refused(problem)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     try:
-        fd = os.open(path, flags)
+        data, size = read_regular(path, limit)
     except OSError as exc:
         raise Refused(f"cannot be read ({exc.strerror})") from None
-    with os.fdopen(fd, "rb") as handle:
-        # The path may have been swapped since it was checked: trust only the open file.
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise Refused(f"is {file_kind(info.st_mode)}, not a regular file")
-        data = handle.read(limit + 1)
+    except NotRegular as exc:
+        raise Refused(f"is {file_kind(exc.mode)}, not a regular file") from None
     if len(data) > limit:
-        size = max(info.st_size, len(data))
         raise Refused(f"is {size:,} bytes, more than the {limit // 1024:,} KiB profilegen reads")
     return data
