@@ -7,7 +7,6 @@ proven by loading the whole registry with it before the file is replaced.
 from __future__ import annotations
 
 import io
-from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -55,16 +54,12 @@ def _document(text: str, record: dict[str, Any]) -> str:
     return out.getvalue()
 
 
-def _validate(root: Path, rel: str, text: str) -> None:
-    load_with(root, rel, text)
-
-
 def record_evidence(registry: Registry, profile_id: str, record: dict[str, Any]) -> str:
     """Appends the record to the profile's own file; returns that file's path (relative)."""
     rel = registry.where("profiles", profile_id, ("id",)).file
     path = registry.root / rel
     record = {**record, "key": _unique_key(registry, str(record["key"]))}
     text = _document(path.read_text(encoding="utf-8"), record)
-    _validate(registry.root, rel, text)
+    load_with(registry.root, rel, text)  # a record that breaks the registry is refused
     write_atomic(path, text.encode())
     return rel
