@@ -46,12 +46,7 @@ def load_yaml(tree: Tree, path: str) -> dict[str, Any] | None:
 
 
 def upstream_models(tree: Tree) -> dict[str, dict[str, Any]]:
-    out = {}
-    for path in tree.under(f"{PROFILES}/models"):
-        data = load_yaml(tree, path) if path.endswith((".yml", ".yaml")) else None
-        if data and isinstance(data.get("id"), str):
-            out[data["id"]] = data
-    return out
+    return _by_id(tree, "models")
 
 
 def upstream_drafters(tree: Tree) -> dict[str, dict[str, Any]]:
