@@ -45,7 +45,7 @@ def parse_sets(sets: tuple[str, ...]) -> list[tuple[list[str], Any]]:
     for item in sets:
         key, sep, raw = item.partition("=")
         parts = key.strip().split(".")
-        if not sep or not all(KEY_PART.match(p) for p in parts):
+        if not sep or not all(KEY_PART.fullmatch(p) for p in parts):
             raise UsageError(
                 f"--set {item!r}: expected dotted.key=value (e.g. envelope.max_model_len=131072)"
             )

@@ -155,7 +155,7 @@ def open_remote(
             repo, revision=revision, files_metadata=True, timeout=timeout
         ),
     )
-    if not isinstance(info.sha, str) or not COMMIT.match(info.sha):
+    if not isinstance(info.sha, str) or not COMMIT.fullmatch(info.sha):
         raise NetworkError(f"{repo}: the Hub answered without a commit sha")
     files = {}
     for sibling in info.siblings or ():
@@ -212,7 +212,7 @@ def _local_files(folder: Path) -> dict[str, CheckpointFile]:
 def _recorded_commit(folder: Path) -> str | None:
     """The commit a folder was downloaded at, where the Hub client left a note of it."""
     resolved = folder.resolve()
-    if resolved.parent.name == "snapshots" and COMMIT.match(resolved.name):
+    if resolved.parent.name == "snapshots" and COMMIT.fullmatch(resolved.name):
         return resolved.name
     commits = set()
     for meta in (folder / ".cache" / "huggingface" / "download").rglob("*.metadata"):
@@ -220,7 +220,7 @@ def _recorded_commit(folder: Path) -> str | None:
             first = meta.read_text(encoding="utf-8").splitlines()[:1]
         except (OSError, UnicodeDecodeError):
             continue
-        if first and COMMIT.match(first[0].strip()):
+        if first and COMMIT.fullmatch(first[0].strip()):
             commits.add(first[0].strip())
     return commits.pop() if len(commits) == 1 else None
 
@@ -229,7 +229,7 @@ def open_local(folder: Path, repo: str, revision: str | None) -> LocalCheckpoint
     if not folder.is_dir():
         raise UsageError(f"--from-dir {folder}: no such folder")
     recorded = _recorded_commit(folder)
-    if revision is not None and not COMMIT.match(revision):
+    if revision is not None and not COMMIT.fullmatch(revision):
         raise UsageError(
             f"--revision {revision!r}: a local checkpoint is pinned by its 40-hex commit, "
             "not a branch or tag"

@@ -48,7 +48,7 @@ def compose_escape(text: str) -> str:
 
 def yaml_string(text: str) -> str:
     """A YAML scalar that parses back to exactly `text` (JSON is valid YAML)."""
-    if _PLAIN.match(text) and text.lower() not in YAML_KEYWORDS:
+    if _PLAIN.fullmatch(text) and text.lower() not in YAML_KEYWORDS:
         return text
     # \U escapes: YAML does not join the surrogate pairs of json.dumps(ensure_ascii=True).
     return re.sub("[^ -~]", lambda m: f"\\U{ord(m[0]):08x}", json.dumps(text, ensure_ascii=False))

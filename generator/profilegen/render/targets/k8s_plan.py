@@ -43,9 +43,9 @@ class K8sOptions:
     hf_secret: str = "hf-token"
 
     def check(self) -> None:
-        if self.namespace is not None and not DNS_LABEL.match(self.namespace):
+        if self.namespace is not None and not DNS_LABEL.fullmatch(self.namespace):
             raise K8sError("--namespace", _not_label(self.namespace))
-        if not DNS_LABEL.match(self.hf_secret):
+        if not DNS_LABEL.fullmatch(self.hf_secret):
             raise K8sError("--hf-secret", _not_label(self.hf_secret))
         if self.replicas < 1:
             raise K8sError("--replicas", f"{self.replicas} is not a positive number of replicas")

@@ -40,7 +40,7 @@ def kube_escape(text: str) -> str:
 
 def quote(text: str) -> str:
     """A YAML scalar that every YAML 1.1 and 1.2 reader reads back as exactly `text`."""
-    if _PLAIN.match(text) and text.lower() not in YAML_KEYWORDS:
+    if _PLAIN.fullmatch(text) and text.lower() not in YAML_KEYWORDS:
         return text
     return yaml_string(text)
 
