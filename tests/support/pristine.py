@@ -1,12 +1,20 @@
 """The session's pristine repository: this repository's data with schemas, lock and generated
 tree made fresh, built once per test session in a process of its own.
 
+It holds the families the workflow tests name (the qwen3.8 family with its siblings, the
+qwen3.6 27B, Gemma 4 31B and 12B and Deckard profiles, and every base they extend): a scratch
+`check` of the whole catalogue costs twice as much and proves nothing more, since the suite
+checks every profile of the catalogue itself elsewhere (tests/render, tests/explain) and CI runs
+`profilegen check` on the repository.
+
 The process that configures the session starts the build; it runs while test processes start
 and while tests that do not need it run. A test that needs it waits for the `done` marker.
 """
 
 from __future__ import annotations
 
+import re
+import shutil
 import subprocess
 import sys
 import time
@@ -15,6 +23,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 DONE, FAILED, LOG = "pristine.done", "pristine.failed", "pristine.log"
 WAIT_S = 600.0
+# The profiles kept, by id; each keeps the bases it extends.
+KEEP = re.compile(
+    r"(qwen38-|qwen3\.8-|qwen36-27b-dual|qwen-27b-|deckard40b-)"
+    r"|(gemma-31b-dual|gemma-12b-single-q8kxl|llamacpp-gemma-12b-single-q8kxl)$"
+)
+_EXTENDS = re.compile(r"^extends:\s*(\S+)\s*$", re.MULTILINE)
 
 
 def start(shared: Path) -> subprocess.Popen[bytes]:
@@ -37,12 +51,29 @@ def build(shared: Path) -> None:
     from tests.support.repo import copy_repo
 
     root = copy_repo(shared / "pristine")
+    prune(root)
     for args in (("schema",), ("lock", "--offline"), ("render", "--all")):
         run = invoke_in(root, *args)
         if run.code != 0:
             (shared / FAILED).write_text(f"profilegen {' '.join(args)}: {run.text}")
             return
     (shared / DONE).touch()
+
+
+def prune(root: Path) -> None:
+    """Removes the profiles KEEP does not name (nor a kept profile extends) and their output."""
+    folder = root / "registry" / "profiles"
+    texts = {path.stem: path.read_text(encoding="utf-8") for path in folder.glob("*.yaml")}
+    kept = {name for name in texts if KEEP.match(name)}
+    todo = list(kept)
+    while todo:
+        for parent in _EXTENDS.findall(texts[todo.pop()]):
+            if parent in texts and parent not in kept:
+                kept.add(parent)
+                todo.append(parent)
+    for name in texts.keys() - kept:
+        (folder / f"{name}.yaml").unlink()
+        shutil.rmtree(root / "compose" / name, ignore_errors=True)
 
 
 def wait(shared: Path) -> Path:
