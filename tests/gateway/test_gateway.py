@@ -12,7 +12,7 @@ from ruamel.yaml import YAML
 from tests.support.cli import Run, invoke_in
 from tests.support.composego import compose_config
 from tests.support.openai_stub import StubEngine
-from tests.support.repo import REPO, copy_repo
+from tests.support.repo import REPO
 
 ESTATE = "qwen38-dual-estate"
 GATEWAY_FILE = f"registry/gateways/{ESTATE}.yaml"
@@ -33,9 +33,9 @@ def _line(path: Path, text: str) -> int:
 
 
 @pytest.fixture
-def scratch(tmp_path: Path) -> Path:
-    """A copy of the repository's data, generated files included: it checks clean."""
-    return copy_repo(tmp_path / "root")
+def scratch(repo: Path) -> Path:
+    """A scratch copy of the pristine registry (it checks clean); edits stay in registry/."""
+    return repo
 
 
 def _edit(root: Path, rel: str, old: str, new: str) -> Path:

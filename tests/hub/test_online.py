@@ -13,12 +13,11 @@ from profilegen.cli import cli
 from profilegen.hub.artifacts import artifact_uses
 from profilegen.registry import open_registry
 from tests.support.fakehub import FakeFile, FakeHub
-from tests.support.repo import copy_repo
 
 
 @pytest.fixture()
-def scratch(tmp_path: Path) -> Path:
-    return copy_repo(tmp_path / "repo")
+def scratch(repo: Path) -> Path:
+    return repo
 
 
 def populate(hub: FakeHub, root: Path) -> None:

@@ -9,7 +9,6 @@ import pytest
 from click.testing import CliRunner
 
 from profilegen.cli import cli
-from tests.support.repo import copy_repo
 
 SEED = "qwen38-27b-dual-dflash15-fast"
 UVA = "registry/patches/vllm-wsl-uva.yaml"
@@ -29,8 +28,8 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def test_offline_bundle_names_missing_files_and_writes_nothing(env: Path) -> None:
-    root = copy_repo(env / "repo")
+def test_offline_bundle_names_missing_files_and_writes_nothing(env: Path, repo: Path) -> None:
+    root = repo
     out = env / "bundle"
     code, _, err = invoke(root, "render", SEED, "-o", str(out))
     assert code == 1
@@ -42,8 +41,8 @@ def test_offline_bundle_names_missing_files_and_writes_nothing(env: Path) -> Non
     assert not out.exists()
 
 
-def test_cache_add_accepts_only_pinned_files(env: Path) -> None:
-    root = copy_repo(env / "repo")
+def test_cache_add_accepts_only_pinned_files(env: Path, repo: Path) -> None:
+    root = repo
     stranger = env / "stranger.sh"
     stranger.write_bytes(b"echo not pinned\n")
     code, _, err = invoke(root, "cache", "add", str(stranger))
@@ -61,8 +60,8 @@ def pin_installer(root: Path) -> None:
     path.write_text(text)
 
 
-def test_cached_files_fill_an_offline_bundle(env: Path) -> None:
-    root = copy_repo(env / "repo")
+def test_cached_files_fill_an_offline_bundle(env: Path, repo: Path) -> None:
+    root = repo
     pin_installer(root)
     downloaded = env / "install.sh"
     downloaded.write_bytes(INSTALLER)
@@ -78,8 +77,8 @@ def test_cached_files_fill_an_offline_bundle(env: Path) -> None:
     assert "10 patch file(s) are not available" in err
 
 
-def test_corrupted_cache_entry_is_not_used(env: Path) -> None:
-    root = copy_repo(env / "repo")
+def test_corrupted_cache_entry_is_not_used(env: Path, repo: Path) -> None:
+    root = repo
     pin_installer(root)
     digest = hashlib.sha256(INSTALLER).hexdigest()
     blob = env / "cache" / "blobs" / "sha256" / digest
@@ -90,8 +89,8 @@ def test_corrupted_cache_entry_is_not_used(env: Path) -> None:
     assert "vllm-wsl-uva/install.sh" in err
 
 
-def test_offline_bundle_from_the_cache(env: Path) -> None:
-    root = copy_repo(env / "repo")
+def test_offline_bundle_from_the_cache(env: Path, repo: Path) -> None:
+    root = repo
     pin_installer(root)
     (root / "registry/profiles/qwen38-27b-dual-uva-only.yaml").write_text(
         "# yaml-language-server: $schema=../../schema/profile.schema.json\n"
