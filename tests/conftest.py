@@ -33,7 +33,11 @@ def _scratch_in_memory() -> None:
         return
     room = os.statvfs(MEMORY_FS)
     if room.f_bavail * room.f_frsize >= MEMORY_FS_ROOM:
-        os.environ["TMPDIR"] = str(MEMORY_FS)
+        # A folder of the session's own, removed at its end with whatever a killed process
+        # left behind.
+        folder = tempfile.mkdtemp(prefix="profilegen-tests-", dir=MEMORY_FS)
+        _PRIVATE_CACHE.append(folder)
+        os.environ["TMPDIR"] = folder
         tempfile.tempdir = None
 
 

@@ -49,9 +49,10 @@ def tree_digest(root: Path, names: tuple[str, ...]) -> str:
     h = hashlib.sha256()
     for name in names:
         top = root / name
+        skip = len(os.fspath(top)) - len(os.fspath(Path(name)))  # what root adds in front
         h.update(f"\1{name}\n".encode())
         for path in _walk(top):
-            h.update(f"{path.relative_to(root).as_posix()}\0".encode())
+            h.update(f"{os.fspath(path)[skip:].replace(os.sep, '/')}\0".encode())
             h.update(_read(path))
             h.update(b"\n")
     return h.hexdigest()

@@ -42,11 +42,34 @@ LOOP = "is a symlink loop"
 
 def escapes(root: Path, path: Path) -> str | None:
     """Why `path`, every symlink followed, does not stay inside `root` (None: it does)."""
+    if _plainly_inside(root, path):
+        return None
     try:
         resolved = path.resolve()
     except (OSError, RuntimeError):  # Python 3.11 raises RuntimeError for a loop
         return LOOP
     return None if resolved.is_relative_to(root.resolve()) else OUTSIDE
+
+
+def _plainly_inside(root: Path, path: Path) -> bool:
+    """True when `path` is written under `root` and no part of it below `root` is a link (nor
+    `..`), so that it resolves inside whatever `root` resolves to. Only the parts below the
+    root are looked at; anything else is left to a full resolve."""
+    root_text, path_text = os.fspath(root), os.fspath(path)
+    if not path_text.startswith(root_text.rstrip(os.sep) + os.sep):
+        return False
+    parts = path_text[len(root_text.rstrip(os.sep)) + 1 :].split(os.sep)
+    if ".." in parts:
+        return False
+    current = root_text
+    for part in parts:
+        current = os.path.join(current, part)
+        try:
+            if stat.S_ISLNK(os.lstat(current).st_mode):
+                return False
+        except OSError:
+            return False
+    return True
 
 
 def check_entry(root: Path, path: Path) -> str | None:

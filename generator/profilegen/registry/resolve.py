@@ -122,7 +122,7 @@ def resolve_profiles(
             merged, lines = merge(merged, lines, layer, layer_source.lines)
         merged.pop("extends", None)
         merged["extends"] = data.get("extends")
-        resolved = Source(lines, source.file, owner=ident)
+        resolved = Source(source.file, owner=ident, located=lines)
         resolved.lines[()] = source.where()
         if merged.get("abstract"):
             # An abstract base is only ever read through the profiles that extend it.

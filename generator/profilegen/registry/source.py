@@ -18,11 +18,20 @@ from .safeyaml import NodePath
 class Source:
     """Where an entity came from: a locator for any node path in it."""
 
-    lines: dict[NodePath, Location]
     file: str
     # The profile these lines were resolved for: a value that comes from another file
     # (a base it extends) is located there and names this profile as its inheritor.
     owner: str | None = None
+    # Node path -> location; built from `numbers` (this file's line numbers) when first
+    # asked, since most entities are never located.
+    located: dict[NodePath, Location] | None = None
+    numbers: dict[NodePath, int] = field(default_factory=dict)
+
+    @property
+    def lines(self) -> dict[NodePath, Location]:
+        if self.located is None:
+            self.located = {p: Location(self.file, n) for p, n in self.numbers.items()}
+        return self.located
 
     def where(self, node: NodePath = ()) -> Location:
         probe = tuple(node)
@@ -39,7 +48,7 @@ class Source:
 
     @classmethod
     def of(cls, doc: Document) -> Source:
-        return cls({p: Location(doc.display, line) for p, line in doc.lines.items()}, doc.display)
+        return cls(doc.display, numbers=doc.lines)
 
 
 @dataclass
