@@ -55,15 +55,15 @@ def _plainly_inside(root: Path, path: Path) -> bool:
     """True when `path` is written under `root` and no part of it below `root` is a link (nor
     `..`), so that it resolves inside whatever `root` resolves to. Only the parts below the
     root are looked at; anything else is left to a full resolve."""
-    root_text, path_text = os.fspath(root), os.fspath(path)
-    if not path_text.startswith(root_text.rstrip(os.sep) + os.sep):
+    top = root.parts
+    if path.parts[: len(top)] != top:
         return False
-    parts = path_text[len(root_text.rstrip(os.sep)) + 1 :].split(os.sep)
-    if ".." in parts:
+    parts = path.parts[len(top) :]
+    if not parts or ".." in parts:
         return False
-    current = root_text
+    current = os.fspath(root)
     for part in parts:
-        current = os.path.join(current, part)
+        current = f"{current}{os.sep}{part}" if current else part
         try:
             if stat.S_ISLNK(os.lstat(current).st_mode):
                 return False
