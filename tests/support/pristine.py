@@ -23,12 +23,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 DONE, FAILED, LOG = "pristine.done", "pristine.failed", "pristine.log"
 WAIT_S = 600.0
-# The profiles kept, by id; each keeps the bases it extends.
+# The profiles kept, by id; each keeps the profiles it extends or names as siblings.
 KEEP = re.compile(
     r"(qwen38-|qwen3\.8-|qwen36-27b-dual|qwen-27b-|deckard40b-)"
     r"|(gemma-31b-dual|gemma-12b-single-q8kxl|llamacpp-gemma-12b-single-q8kxl)$"
 )
-_EXTENDS = re.compile(r"^extends:\s*(\S+)\s*$", re.MULTILINE)
 
 
 def start(shared: Path) -> subprocess.Popen[bytes]:
@@ -61,17 +60,21 @@ def build(shared: Path) -> None:
 
 
 def prune(root: Path) -> None:
-    """Removes the profiles KEEP does not name (nor a kept profile extends) and their output."""
+    """Removes the profiles KEEP does not name (nor a kept profile extends or names as a
+    sibling) and their output."""
+    from ruamel.yaml import YAML
+
     folder = root / "registry" / "profiles"
-    texts = {path.stem: path.read_text(encoding="utf-8") for path in folder.glob("*.yaml")}
-    kept = {name for name in texts if KEEP.match(name)}
+    docs = {path.stem: YAML(typ="safe").load(path.read_bytes()) for path in folder.glob("*.yaml")}
+    kept = {name for name in docs if KEEP.match(name)}
     todo = list(kept)
     while todo:
-        for parent in _EXTENDS.findall(texts[todo.pop()]):
-            if parent in texts and parent not in kept:
-                kept.add(parent)
-                todo.append(parent)
-    for name in texts.keys() - kept:
+        doc = docs[todo.pop()]
+        for other in [doc.get("extends"), *doc.get("siblings", [])]:
+            if other in docs and other not in kept:
+                kept.add(other)
+                todo.append(other)
+    for name in docs.keys() - kept:
         (folder / f"{name}.yaml").unlink()
         shutil.rmtree(root / "compose" / name, ignore_errors=True)
 
