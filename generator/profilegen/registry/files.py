@@ -63,7 +63,7 @@ def _plainly_inside(root: Path, path: Path) -> bool:
         return False
     current = os.fspath(root)
     for part in parts:
-        current = f"{current}{os.sep}{part}" if current else part
+        current = f"{current}{os.sep}{part}"
         try:
             if stat.S_ISLNK(os.lstat(current).st_mode):
                 return False
