@@ -38,7 +38,7 @@ class Constants:
     llamacpp_runtime_overhead: int = 603 * MIB
     # SGLang: GPU memory gone before its start-up free-memory reading (CUDA context,
     # torch.distributed/NCCL and custom all-reduce buffers).
-    sglang_startup_overhead: int = 1057 * MIB
+    sglang_startup_overhead: int = 312 * MIB
 
     def with_value(self, name: str, value: int) -> Constants:
         return replace(self, **{attribute(name): value})
