@@ -135,9 +135,9 @@ def test_new_refuses_a_profile_that_fails_the_hardware_rules(repo: Path, invoke:
     assert run.err.splitlines() == [
         f"registry/profiles/{NEW}.yaml:10: error: [hw-tp] TP 4 needs 4 GPUs, rig 2x3090-pcie has 2",
         # The sibling's own shortfall (ultrafast's 204,800 tokens on v0.27.1), inherited.
-        f"registry/profiles/{NEW}.yaml:4: warning: [fit-capacity] predicted KV pool of 194,109 "
-        "tokens is short of max_model_len 204,800 x max_num_seqs 1 = 204,800 tokens by 10,691 "
-        "(0.95x concurrency) (lower max_model_len or max_num_seqs, or give the pool more memory; "
+        f"registry/profiles/{NEW}.yaml:4: warning: [fit-capacity] predicted KV pool of 196,547 "
+        "tokens is short of max_model_len 204,800 x max_num_seqs 1 = 204,800 tokens by 8,253 "
+        "(0.96x concurrency) (lower max_model_len or max_num_seqs, or give the pool more memory; "
         f"see `profilegen fit {NEW}`)",
         "1 error, 1 warning",
     ]

@@ -77,6 +77,24 @@ def test_seed_maps_the_patch_effects_and_the_drafter_shape(registry: Registry) -
     assert fm.predict_vllm(inputs).group_size == 8
 
 
+def test_an_mtp_head_the_target_never_loads_is_not_counted(registry: Registry) -> None:
+    """vLLM's target model skips `mtp.*`: the seed drafts with DFlash, not the built-in head,
+    so its weights are the artifact less the head; an MTP profile counts the head as drafter."""
+    for pid in (SEED, MTP):
+        profile = registry.profiles[pid]
+        inputs = vllm_inputs(registry, retarget(registry, profile, FitOptions()), None)
+        artifact = registry.models[profile.model].artifacts[profile.weights]
+        declared = artifact_bytes(artifact, profile.weights, None)
+        head = int(fm.mtp_head_params(inputs.shape) * 4.25 / 8)  # the INT4 target's bits
+        assert inputs.shape.mtp_layers == 1
+        assert inputs.weights_bytes == declared
+        if pid == SEED:
+            assert inputs.unloaded_weights_bytes == head
+        else:
+            assert inputs.unloaded_weights_bytes == 0
+            assert inputs.drafter is not None and inputs.drafter.weights_bytes == head
+
+
 def test_raising_util_grows_the_pool(fit_json: FitJson) -> None:
     low = fit_json(MTP, "--gpu-util", "0.85")
     high = fit_json(MTP, "--gpu-util", "0.95")

@@ -20,6 +20,7 @@ from .inputs import (
     model_shape,
     patch_effects,
     tightest_card,
+    unloaded_head_bytes,
     weight_path,
 )
 
@@ -88,6 +89,7 @@ def vllm_inputs(registry: Registry, t: Target, lock: Lock | None) -> fm.VllmInpu
         tp=env.tp,
         gpu_memory_utilization=env.gpu_memory_utilization or VLLM_DEFAULT_UTIL,
         weights_bytes=artifact_bytes(artifact, f"{model.id}/{t.weights}", lock),
+        unloaded_weights_bytes=unloaded_head_bytes(registry, t, shape, drafter),
         max_model_len=env.max_model_len,
         max_num_seqs=env.max_num_seqs,
         max_num_batched_tokens=batched,

@@ -216,6 +216,20 @@ def drafter_spec(
     )
 
 
+def unloaded_head_bytes(
+    registry: Registry, t: Target, shape: fm.ModelShape, drafter: fm.DrafterSpec | None
+) -> int:
+    """Bytes of the target artifact's built-in MTP head that the engine never loads.
+
+    vLLM's target models skip `mtp.*` weights; only a built-in MTP drafter loads them, as
+    its own model (counted as the drafter, whether switched on or not).
+    """
+    if not shape.mtp_layers or (drafter is not None and drafter.embedded_in_target):
+        return 0
+    target = registry.models[t.profile.model].artifacts[t.weights]
+    return int(fm.mtp_head_params(shape) * WEIGHT_BITS[weight_dtype(target)] / 8)
+
+
 def patch_effects(registry: Registry, profile: Profile) -> set[str]:
     """Effects of the patches that are switched on in this profile."""
     out: set[str] = set()

@@ -286,10 +286,20 @@ def _accounting_note(inputs: fm.VllmInputs) -> list[str]:
     return []
 
 
+def _unloaded_note(inputs: fm.VllmInputs) -> list[str]:
+    skipped = inputs.unloaded_weights_bytes
+    if not skipped:
+        return []
+    return [
+        f"the artifact's built-in MTP head ({skipped / GIB:.2f} GiB) is not loaded: vLLM "
+        "loads it only as an MTP drafter"
+    ]
+
+
 def _predict_vllm(registry: Registry, t: Target, lock: Lock | None) -> FitResult:
     inputs = vllm_inputs(registry, t, lock)
     fit = fm.predict_vllm(inputs)
-    t = replace(t, notes=(*t.notes, *_accounting_note(inputs)))
+    t = replace(t, notes=(*t.notes, *_accounting_note(inputs), *_unloaded_note(inputs)))
     budget = fit.budget.as_dict()
     b = fit.budget
     per_gpu = b.total - b.free - b.desktop_reservation  # resident, as nvidia-smi counts it

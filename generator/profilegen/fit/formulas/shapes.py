@@ -176,6 +176,7 @@ class VllmInputs:
     mamba_cache_dtype: str = "auto"  # conv state dtype
     weight_path: str = "native"  # key of WEIGHT_VRAM_FACTORS: how the weights are served
     replicated_weights_bytes: int = 0  # part of weights_bytes every rank holds whole
+    unloaded_weights_bytes: int = 0  # part of weights_bytes never loaded (an unused MTP head)
     expert_parallel: bool = False
     # True when the club-3090 hybrid-kv-groups patch is applied: a sliding-window bucket
     # that is the smallest no longer sets the group size (16/48/5 -> 8 instead of 5).

@@ -70,7 +70,7 @@ def _weight_terms(inputs: VllmInputs) -> tuple[int, int]:
     """(target weights, drafter weights) per GPU."""
     factor = _weight_factor(inputs.weight_path)
     d = inputs.drafter
-    target = inputs.weights_bytes
+    target = inputs.weights_bytes - inputs.unloaded_weights_bytes
     if d is not None and d.embedded_in_target:
         target -= d.weights_bytes  # the head is counted as drafter, or not loaded at all
     weights = weights_per_gpu(int(target * factor), inputs.tp, inputs.replicated_weights_bytes)
