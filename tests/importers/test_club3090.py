@@ -122,6 +122,27 @@ def test_a_corrected_architecture_fact_survives_a_reimport(
     assert line.replace(str(heads), "1") in path.read_text()
 
 
+@pytest.mark.parametrize(
+    ("corrected", "kept"),
+    [
+        ("{value: 5.5, unit: GiB}", True),  # upstream's 5.5 read as GiB (the unit trap)
+        ("{value: 5612345678, unit: B}", True),  # a measured download near the rounded figure
+        ("{value: 7.5, unit: GB}", False),  # far from upstream's figure either way: upstream's
+    ],
+)
+def test_a_corrected_artifact_size_survives_a_reimport(
+    upstream: tuple[Path, str], target: Path, corrected: str, kept: bool
+) -> None:
+    repo, rev = upstream
+    assert run(target, "import", "club3090", str(repo), "--rev", rev).code == 0
+    path = target / "registry/models/tiny-9b.yaml"
+    imported = "size: {value: 5.5, unit: GB}"
+    assert imported in path.read_text()
+    path.write_text(path.read_text().replace(imported, f"size: {corrected}", 1))
+    assert run(target, "import", "club3090", str(repo), "--rev", rev).code == 0
+    assert (f"size: {corrected}" in path.read_text()) is kept
+
+
 def test_a_newer_revision_is_a_small_reviewable_diff(
     upstream: tuple[Path, str], target: Path
 ) -> None:

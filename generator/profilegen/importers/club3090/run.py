@@ -176,15 +176,21 @@ EXACT_SIZE_TOLERANCE = 0.10
 
 
 def _keep_measured_sizes(model: dict[str, Any], old: dict[str, Any]) -> None:
-    """An artifact size the registry states more precisely than upstream's rounded one stays."""
+    """An artifact size the registry states more precisely than upstream's rounded one stays.
+
+    Upstream's `size_gb` is sometimes GiB in all but name, so a registry size near the figure
+    read either way is a correction, not a disagreement.
+    """
     for ident, artifact in (model.get("artifacts") or {}).items():
         before = ((old.get("artifacts") or {}).get(ident) or {}).get("size")
         now = artifact.get("size")
+        if not (before and now and before != now):
+            continue
         # An exact byte count (a measured download) beats a rounded figure a little further.
-        near = (
-            EXACT_SIZE_TOLERANCE if isinstance(before, dict) and before.get("unit") == "B" else 0.05
-        )
-        if before and now and before != now and _close(_bytes(before), _bytes(now), near):
+        exact = isinstance(before, dict) and before.get("unit") == "B"
+        near = EXACT_SIZE_TOLERANCE if exact else 0.05
+        readings = (_bytes(now), _bytes(now) * UNIT_BYTES["GiB"] / UNIT_BYTES["GB"])
+        if any(_close(_bytes(before), b, near) for b in readings):
             artifact["size"] = before
 
 
