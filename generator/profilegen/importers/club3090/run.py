@@ -15,6 +15,7 @@ from ...errors import UsageError
 from ...model.common import UNIT_BYTES
 from ...registry import KINDS, file_model
 from ..emit import document
+from ..layout import carry_comments, styles
 from .build import Importer
 from .catalog import read_catalog
 from .curated import CURATED, curated_profiles, keep_curated
@@ -66,12 +67,29 @@ def plan_import(root: Path, opts: ImportOptions) -> Plan:
     files: dict[Path, bytes] = {}
     for kind, ident, data, header in _entities(out, root):
         path = root / "registry" / kind / f"{ident}.yaml"
-        merged = _merge(kind, data, _existing(path))
+        existing = _existing(path)
+        merged = _merge(kind, data, existing)
         if kind == "profiles" and ident in resolved:
             merged = keep_curated(kind, merged, resolved[ident])
+        merged = _ordered_like(merged, existing)
         _validate(kind, path, merged, root)
-        files[path] = document(kind, merged, header).encode()
+        files[path] = _laid_out(path, kind, merged, header, out)
     return Plan(files, out.notes, len(chosen))
+
+
+def _laid_out(
+    path: Path, kind: str, data: dict[str, Any], header: list[str], out: Catalogue
+) -> bytes:
+    """The new file, laid out as the existing one was: its one-line mappings stay on one line
+    and its comments are carried over (those with nowhere to go are noted)."""
+    try:
+        old = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return document(kind, data, header).encode()
+    carried = carry_comments(old, document(kind, data, header, styles(old)))
+    for dropped in carried.dropped:
+        out.note(path.stem, "note", f"{path.name}: a comment on {dropped}, now gone, is dropped")
+    return carried.text.encode()
 
 
 def _entities(out: Catalogue, root: Path) -> list[tuple[str, str, dict[str, Any], list[str]]]:
@@ -142,6 +160,17 @@ def _merge(kind: str, new: dict[str, Any], old: dict[str, Any] | None) -> dict[s
     if kind == "profiles" and old is not None and _unchanged(merged, old):
         merged["upstream_rev"] = old["upstream_rev"]  # upstream did not change it
     return merged
+
+
+def _ordered_like(new: Any, old: Any) -> Any:
+    """`new` with its keys in the order the existing file has them (new keys last), so a
+    re-import changes only what changed."""
+    if isinstance(new, dict) and isinstance(old, dict):
+        keys = [k for k in old if k in new] + [k for k in new if k not in old]
+        return {k: _ordered_like(new[k], old.get(k)) for k in keys}
+    if isinstance(new, list) and isinstance(old, list) and len(new) == len(old):
+        return [_ordered_like(n, o) for n, o in zip(new, old, strict=True)]
+    return new
 
 
 def _merge_kept(kind: str, new: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
