@@ -29,14 +29,28 @@ class Carried:
     dropped: tuple[str, ...]  # dotted key paths whose comments had nowhere to go
 
 
-def _paths(lines: list[str]) -> list[Path | None]:
-    """Each line's key path, or None for lines that open no key (comments, continuations)."""
-    out: list[Path | None] = []
+# A value written as a literal or folded block (`key: |`, `key: >-`): the lines below it that
+# are indented deeper are its text, whatever they look like.
+_BLOCK_SCALAR = re.compile(r"^[|>][-+0-9]*\s*(#.*)?$")
+
+
+def _scan(lines: list[str]) -> list[tuple[str, Path | None]]:
+    """Each line as ("key", its key path), ("comment", None) or ("other", None): a
+    continuation, a blank line or the text of a block scalar."""
+    out: list[tuple[str, Path | None]] = []
     stack: list[tuple[int, str]] = []
+    scalar_indent: int | None = None  # inside a block scalar of a key at this indent
     for line in lines:
+        stripped = line.lstrip()
+        if scalar_indent is not None and (
+            not stripped or len(line) - len(stripped) > scalar_indent
+        ):
+            out.append(("other", None))
+            continue
+        scalar_indent = None
         m = _KEY_LINE.match(line)
-        if m is None or line.lstrip().startswith("#"):
-            out.append(None)
+        if stripped.startswith("#") or m is None:
+            out.append(("comment" if stripped.startswith("#") else "other", None))
             continue
         indent = len(m["pad"])
         names: list[tuple[int, str]] = []
@@ -47,23 +61,23 @@ def _paths(lines: list[str]) -> list[Path | None]:
         while stack and stack[-1][0] >= names[0][0]:
             stack.pop()
         stack += names
-        out.append(tuple(name for _, name in stack))
+        if _BLOCK_SCALAR.match(line[m.end() :].strip()):
+            scalar_indent = indent
+        out.append(("key", tuple(name for _, name in stack)))
     return out
 
 
 def _blocks(text: str) -> dict[Path, list[str]]:
     """Comment blocks of `text` by the key path of the line that follows each."""
     lines = text.splitlines()
-    paths = _paths(lines)
     blocks: dict[Path, list[str]] = {}
     pending: list[str] = []
     seen_key = False
-    for line, path in zip(lines, paths, strict=True):
-        if line.lstrip().startswith("#"):
+    for line, (kind, path) in zip(lines, _scan(lines), strict=True):
+        if kind == "comment":
             if seen_key:  # the opening block is the header
                 pending.append(line.strip())
-            continue
-        if path is not None:
+        elif path is not None:
             seen_key = True
             if pending:
                 blocks[path] = pending
@@ -78,7 +92,7 @@ def styles(old: str) -> dict[Path, str]:
     `key: [...]`) or on the lines below it ("block")."""
     lines = old.splitlines()
     out: dict[Path, str] = {}
-    for line, path in zip(lines, _paths(lines), strict=True):
+    for line, (_, path) in zip(lines, _scan(lines), strict=True):
         m = _KEY_LINE.match(line)
         if path is None or m is None:
             continue
@@ -98,8 +112,7 @@ def carry_comments(old: str, new: str) -> Carried:
     if not blocks:
         return Carried(new, ())
     lines = new.splitlines()
-    paths = _paths(lines)
-    where = {path: i for i, path in enumerate(paths) if path is not None}
+    where = {path: i for i, (_, path) in enumerate(_scan(lines)) if path is not None}
     before: dict[int, list[str]] = {}
     dropped = []
     for path, block in blocks.items():
