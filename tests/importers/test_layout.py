@@ -56,12 +56,7 @@ def test_a_comment_on_a_key_now_inside_a_one_line_mapping_goes_before_that_mappi
 
 def test_the_text_of_a_block_scalar_is_neither_a_comment_nor_a_key() -> None:
     old = (
-        "# header\n"
-        "notes: >-\n"
-        "  # not a comment\n"
-        "  looks: like a key\n"
-        "# Why the port.\n"
-        "port: 8000\n"
+        "# header\nnotes: >-\n  # not a comment\n  looks: like a key\n# Why the port.\nport: 8000\n"
     )
     new = '# header\nnotes: "# not a comment looks: like a key"\nport: 8000\n'
     carried = carry_comments(old, new)
