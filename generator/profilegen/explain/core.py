@@ -18,7 +18,7 @@ from ..registry import Registry
 from ..render import Rendered, RenderError, render_profile
 from .interpolate import interpolate_all, referenced_names
 from .memo import remembered, run_key
-from .sandbox import Run, run_entrypoint
+from .sandbox import SHELL_STUBS, Run, run_entrypoint
 from .secrets import shown
 
 HELPERS = re.compile(r"^# >>> patch helpers\n.*?^# <<< patch helpers\n", re.M | re.S)
@@ -137,12 +137,13 @@ def _explain_mode(script: str, engine_binary: str, log: str) -> str:
         recorders = _RECORDERS.replace("{log}", shlex.quote(log))
         recorded = HELPERS.sub(lambda _m: recorders, script, count=1)
     stub = shlex.quote(engine_binary.rsplit("/", 1)[-1])
-    return re.sub(
-        r"^(exec\s+)" + re.escape(shlex.quote(engine_binary)) + r"(?=\s|$)",
-        lambda m: m.group(1) + stub,
+    launched = re.sub(
+        r"^exec\s+" + re.escape(shlex.quote(engine_binary)) + r"(?=\s|$)",
+        lambda _m: f"pg_explain_exec {stub}",
         recorded,
         flags=re.M,
     )
+    return SHELL_STUBS + launched
 
 
 def explain(

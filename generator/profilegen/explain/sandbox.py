@@ -3,7 +3,9 @@
 The stubs stand in for the engine (they record the argv and environment they were started
 with), for `nvidia-smi` (N GPUs, with or without NVLink), for companion servers started
 beside the engine (`lmcache`) and for `sleep` (waiting changes nothing the engine receives);
-every other command the script runs is the host's own (bash, awk, grep, sha256sum).
+every other command the script runs is the host's own (bash, awk, grep, sha256sum). The
+script explain runs has them as shell functions (`SHELL_STUBS`); the executables serve what
+it starts otherwise (a leader's `ray start`, a worker's `exec ray`).
 """
 
 from __future__ import annotations
@@ -47,6 +49,43 @@ case "$*" in
   "topo -p2p"*) head; each p2p ;;
 esac
 exit 0
+"""
+# The same stubs as shell functions, defined at the top of the script explain runs: the
+# engine's `exec` is rewritten to call `pg_explain_exec`, which records what exec would have
+# handed over (the argv and every exported, set variable) and ends the script as the engine's
+# clean exit would. A run then starts bash and the host tools the script itself uses, not
+# four more processes; the executables above stay for what the script starts otherwise.
+SHELL_STUBS = r"""pg_explain_exec() {
+  printf '%s\0' "$@" >"$PG_EXPLAIN_OUT/engine.argv"
+  local pg_explain_var
+  for pg_explain_var in $(compgen -e); do
+    if [[ -v $pg_explain_var ]]; then printf '%s=%s\0' "$pg_explain_var" "${!pg_explain_var}"; fi
+  done >"$PG_EXPLAIN_OUT/engine.env"
+  trap - EXIT
+  exit 0
+}
+nvidia-smi() {
+  local n=$PG_EXPLAIN_GPUS link=$PG_EXPLAIN_LINK i j cell
+  case "$*" in
+    -L*) for ((i = 0; i < n; i++)); do echo "GPU $i: NVIDIA GeForce RTX 3090 (UUID: GPU-stub-$i)"; done ;;
+    "topo -m"* | "topo -p2p"*)
+      for ((i = 0; i < n; i++)); do printf '\tGPU%d' "$i"; done; echo
+      for ((i = 0; i < n; i++)); do
+        printf 'GPU%d' "$i"
+        for ((j = 0; j < n; j++)); do
+          if ((i == j)); then cell=X
+          elif [[ $1 == topo && $2 == -m ]]; then cell=$link
+          elif [[ $link == NV4 ]]; then cell=OK
+          else cell=CNS; fi
+          printf '\t%s' "$cell"
+        done
+        echo
+      done ;;
+  esac
+  return 0
+}
+lmcache() { return 0; }
+sleep() { return 0; }
 """
 # `ray` too: a multi-node worker execs it, and a leader runs it before its engine (the
 # engine's own record then replaces the one `ray start` left).
