@@ -86,3 +86,42 @@ def test_bad_variables_are_usage_errors(invoke: Invoke, args: list[str], message
     run = invoke("explain", "qwen38-27b-dual-fast", *args)
     assert run.code == 2
     assert run.err.strip() == message
+
+
+# The script explain runs has its stubs as shell functions; the executables are what a
+# plain `exec` reaches. Both must record the same hand-over, including awkward values.
+_HAND_OVER = r"""set -euo pipefail
+export PG_MULTI=$'one\ntwo' PG_EQ='a=b=c' PG_EMPTY=
+export PG_DECLARED_ONLY
+unset PG_DROPPED
+gpus=$(nvidia-smi -L | wc -l)
+topo=$(nvidia-smi topo -m)
+p2p=$(nvidia-smi topo -p2p r)
+export PG_GPUS=$gpus PG_TOPO=$topo PG_P2P=$p2p
+{launch} vllm serve 'two words' $'tab\there' ''
+"""
+
+
+@pytest.mark.parametrize("nvlink", [False, True])
+def test_function_stubs_record_what_the_executables_record(nvlink: bool) -> None:
+    from profilegen.explain.sandbox import SHELL_STUBS, run_entrypoint
+
+    def run(script: str) -> tuple[object, ...]:
+        result = run_entrypoint(
+            lambda _log: ["/bin/bash", "-c", script],
+            {"PG_DROPPED": "x", "PG_KEPT": "kept"},
+            engine="vllm",
+            gpus=3,
+            nvlink=nvlink,
+        )
+        assert result.exit_code == 0, result.stderr
+        return result.exe, result.argv, result.env
+
+    functions = run(SHELL_STUBS + _HAND_OVER.replace("{launch}", "pg_explain_exec"))
+    executables = run(_HAND_OVER.replace("{launch}", "exec"))
+    assert functions == executables
+    exe, argv, env = functions
+    assert (exe, argv) == ("vllm", ("serve", "two words", "tab\there", ""))
+    assert dict(env)["PG_MULTI"] == "one\ntwo" and dict(env)["PG_EQ"] == "a=b=c"
+    assert "PG_DROPPED" not in dict(env) and "PG_DECLARED_ONLY" not in dict(env)
+    assert dict(env)["PG_GPUS"] == "3" and ("NV4" in dict(env)["PG_TOPO"]) is nvlink
