@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from profilegen.generated import schemas as schema
-from profilegen.registry import Registry, open_registry
+from profilegen.registry import Registry, open_registry_cached
 
 REPO = Path(__file__).resolve().parents[2]
 # What a registry repository holds besides the code: enough for every command.
@@ -28,8 +28,9 @@ DATA = (
 
 @functools.cache
 def shared_registry() -> Registry:
-    """This repository's registry, loaded once per test process (never modify it)."""
-    return open_registry(REPO)
+    """This repository's registry, loaded once per test process (never modify it): through
+    the session's registry cache, so the test processes parse and validate it once."""
+    return open_registry_cached(REPO)
 
 
 def copy_repo(dest: Path) -> Path:
