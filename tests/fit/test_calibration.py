@@ -56,9 +56,17 @@ MEASUREMENTS = {
     26: "nemotron-w4a16-nightly-3090",
     27: "nemotron-w4a16-v0251-5090",
 }
+# Boots of a family fit does not yet explain, kept as evidence so the gap stays visible
+# (docs/FIT.md, "Known gaps"): strict, so closing one fails here until it is taken off.
+_GEMMA_ASSISTANT = (
+    "Gemma 4 with its MTP assistant on v0.22.0: non-KV memory the fit does not model "
+    "(the assistant's gathered lm_head and its CUDA graphs, the video-frame encoder profile)"
+)
 KNOWN_OFF = {
     "g31-int4-nightly-int8pth-mtp4": "Gemma 4's vision and assistant buffers are not modelled "
     "(the geometry is exact: 466,892 tokens from the logged 10.82 GiB)",
+    "g31-int4-v0220-bf16-mtp4": _GEMMA_ASSISTANT,
+    "g31-int4-v0220-int8pth-mtp4-seqs4": _GEMMA_ASSISTANT,
 }
 
 
