@@ -17,6 +17,7 @@ from profilegen.registry import Registry
 from .conftest import GGUF, MTP, SEED, Invoke
 
 FitJson = Callable[..., dict[str, Any]]
+NO_BOOTS = "qwen38-27b-dual-superfast"  # no evidence recorded on it
 GIB = 1 << 30
 
 
@@ -164,6 +165,42 @@ def test_text_output_is_a_budget_table(invoke: Invoke) -> None:
     ):
         assert label in out
     assert "244,320" in out
+
+
+def test_the_profiles_own_boots_are_shown_beside_the_answer(invoke: Invoke) -> None:
+    out = invoke("fit", MTP).stdout.splitlines()
+    start = out.index("measured boots of this profile (each predicted at its own settings):")
+    boots = out[start + 1 :]
+    assert boots[2] == (
+        "  q38-int4-v0251-mtp4  2026-08-16 vllm-v0.25.1 on 2x3090-pcie: 569,185 tokens "
+        "measured, 566,288 predicted (-0.5%, ok)"
+    )
+    assert [line.split()[0] for line in boots] == [
+        "q38-int4-v0251-nospec",
+        "q38-int4-v0251-mtp4-seqs2",
+        "q38-int4-v0251-mtp4",
+        "q38-int4-v0271-mtp4",
+    ]
+    # A what-if changes the answer, not what was measured at the boots' own settings.
+    what_if = invoke("fit", MTP, "--max-model-len", "65536").stdout.splitlines()
+    assert what_if[what_if.index(out[start]) :] == out[start:]
+
+
+def test_json_carries_the_profiles_boots(fit_json: FitJson) -> None:
+    evidence = {p["key"]: p for p in fit_json(MTP)["evidence"]}
+    assert evidence["q38-int4-v0271-mtp4"]["status"] == "fitted"
+    assert (
+        evidence["q38-int4-v0251-mtp4"]["measured"],
+        evidence["q38-int4-v0251-mtp4"]["within"],
+    ) == (
+        569185,
+        True,
+    )
+    assert fit_json(NO_BOOTS)["evidence"] == []
+
+
+def test_a_profile_without_boots_shows_none(invoke: Invoke) -> None:
+    assert "measured boots" not in invoke("fit", NO_BOOTS).stdout
 
 
 def test_not_fitting_exits_1_and_says_by_how_much(invoke: Invoke) -> None:

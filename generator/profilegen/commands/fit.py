@@ -22,11 +22,18 @@ from ..fit.calibrate import (
     calibration_points,
     constant_checks,
     leave_one_out,
+    profile_points,
 )
 from ..fit.fromlog import LogFit, evidence_record, fit_log
 from ..fit.logs import MAX_LOG_BYTES, LogError, parse_log
 from ..fit.predict import FitOptions, fit_profile, read_lock_or_none
-from ..fit.report import format_calibration, format_constants, format_log_fit, format_text
+from ..fit.report import (
+    format_calibration,
+    format_constants,
+    format_evidence,
+    format_log_fit,
+    format_text,
+)
 from ..registry import Registry, find_profile
 from ..registry.files import NotRegular, file_kind, read_regular
 from .common import FORMAT_TEXT_JSON, Context, pass_context
@@ -146,9 +153,14 @@ def run_fit(registry: Registry, opts: FitOptions) -> int:
     if not opts.profile:
         raise UsageError("name a PROFILE to fit (or use --calibration or --from-log FILE)")
     lock = read_lock_or_none(registry)
-    result = fit_profile(registry, find_profile(registry, opts.profile), opts, lock=lock)
-    text = json.dumps(result.as_json(), indent=2) if opts.fmt == "json" else format_text(result)
-    click.echo(text)
+    profile = find_profile(registry, opts.profile)
+    result = fit_profile(registry, profile, opts, lock=lock)
+    # How the fit did on this profile's own recorded boots, so an answer is read with them.
+    points = profile_points(registry, profile.id, lock)
+    if opts.fmt == "json":
+        click.echo(json.dumps({**result.as_json(), "evidence": _points_json(points)}, indent=2))
+    else:
+        click.echo("\n".join([format_text(result), *format_evidence(points)]))
     return EXIT_OK if result.fits else EXIT_FINDINGS
 
 

@@ -168,6 +168,15 @@ def calibration_points(
     return [_point(registry, rec, constants, lock) for rec in records(registry)]
 
 
+def profile_points(
+    registry: Registry, profile_id: str, lock: Lock | None = None
+) -> list[CalibrationPoint]:
+    """The measured boots recorded on one profile, each against the prediction for its own
+    settings (what `fit PROFILE` shows beside its answer)."""
+    recs = [rec for rec in records(registry) if rec.profile == profile_id]
+    return [_point(registry, rec, fm.DEFAULT_CONSTANTS, lock) for rec in recs]
+
+
 # --- refitting --------------------------------------------------------------------------
 
 

@@ -99,6 +99,27 @@ def format_text(r: FitResult) -> str:
     return "\n".join(lines)
 
 
+_UNITS = {
+    "kv_pool_tokens": "tokens",
+    "kv_buffer_bytes": "B of KV buffer",
+    "peak_vram_mib": "MiB in use",
+}
+
+
+def format_evidence(points: list[CalibrationPoint]) -> list[str]:
+    """The profile's own measured boots, each predicted at the settings it was measured at."""
+    if not points:
+        return []
+    lines = ["", "measured boots of this profile (each predicted at its own settings):"]
+    for p in points:
+        unit = _UNITS.get(p.quantity, p.quantity)
+        lines.append(
+            f"  {p.key}  {p.date} {p.engine} on {p.rig}: {p.measured:,} {unit} measured, "
+            f"{p.predicted:,} predicted ({p.error:+.1%}, {p.status})"
+        )
+    return lines
+
+
 def _verdict(r: FitResult) -> str:
     if r.fits:
         return f"FITS, {r.headroom_tokens:,} tokens of headroom"
