@@ -25,36 +25,10 @@ TIMEOUT_S = 20.0
 # Variables bash itself sets; they say nothing about what the engine was given.
 SHELL_VARIABLES = frozenset({"PATH", "PWD", "OLDPWD", "SHLVL", "_"})
 
-# The stubs are written once per process, before any of them runs: writing an executable
-# while another thread forks can leave it open in a child, and exec then fails (ETXTBSY).
-# What changes per run comes in through PG_EXPLAIN_* variables, which the report leaves out.
-# POSIX sh starts several times faster than bash; `env -0` lists exactly what was exported.
-_ENGINE_STUB = """#!/bin/sh
-printf '%s\\0' "${0##*/}" "$@" > "$PG_EXPLAIN_OUT/engine.argv"
-exec env -0 > "$PG_EXPLAIN_OUT/engine.env"
-"""
-
-_NVIDIA_SMI = """#!/bin/sh
-n=$PG_EXPLAIN_GPUS; link=$PG_EXPLAIN_LINK
-row() { printf 'GPU%d' "$1"; j=0; while [ "$j" -lt "$n" ]; do
-  if [ "$j" = "$1" ]; then printf '\\tX'; else printf '\\t%s' "$2"; fi; j=$((j + 1)); done; echo; }
-each() { i=0; while [ "$i" -lt "$n" ]; do "$@" "$i"; i=$((i + 1)); done; }
-head() { each printf '\\tGPU%d'; echo; }
-gpu() { echo "GPU $1: NVIDIA GeForce RTX 3090 (UUID: GPU-stub-$1)"; }
-topo() { row "$1" "$link"; }
-p2p() { if [ "$link" = NV4 ]; then row "$1" OK; else row "$1" CNS; fi; }
-case "$*" in
-  -L*) each gpu ;;
-  "topo -m"*) head; each topo ;;
-  "topo -p2p"*) head; each p2p ;;
-esac
-exit 0
-"""
-# The same stubs as shell functions, defined at the top of the script explain runs: the
-# engine's `exec` is rewritten to call `pg_explain_exec`, which records what exec would have
-# handed over (the argv and every exported, set variable) and ends the script as the engine's
-# clean exit would. A run then starts bash and the host tools the script itself uses, not
-# four more processes; the executables above stay for what the script starts otherwise.
+# The stubs, as shell functions defined at the top of the script explain runs: the engine's
+# `exec` is rewritten to call `pg_explain_exec`, which records what exec would have handed
+# over (the argv and every exported, set variable) and ends the script as the engine's clean
+# exit would. A run then starts bash and the host tools the script itself uses, no more.
 SHELL_STUBS = r"""pg_explain_exec() {
   printf '%s\0' "$@" >"$PG_EXPLAIN_OUT/engine.argv"
   local pg_explain_var
@@ -87,6 +61,13 @@ nvidia-smi() {
 lmcache() { return 0; }
 sleep() { return 0; }
 """
+# The same functions as executables, for what the script starts otherwise (a leader's
+# `ray start`). They are written once per process, before any of them runs: writing an
+# executable while another thread forks can leave it open in a child, and exec then fails
+# (ETXTBSY). What changes per run comes in through PG_EXPLAIN_* variables, which the report
+# leaves out.
+_ENGINE_STUB = "#!/bin/bash\n" + SHELL_STUBS + 'pg_explain_exec "${0##*/}" "$@"\n'
+_NVIDIA_SMI = "#!/bin/bash\n" + SHELL_STUBS + 'nvidia-smi "$@"\n'
 # `ray` too: a multi-node worker execs it, and a leader runs it before its engine (the
 # engine's own record then replaces the one `ray start` left).
 ENGINE_NAMES = ("vllm", "llama-server", "python3", "ray")
