@@ -657,6 +657,19 @@ MUTATIONS: tuple[Mutation, ...] = (
         message="engine 'vllm-v0.25.2' is not defined",
     ),
     Mutation(
+        name="evidence-on-an-engine-of-another-kind",
+        rule="fit-evidence",
+        file=DUAL_FAST,
+        line="key: q38-int4-v0251-nospec",
+        apply=replace(
+            DUAL_FAST,
+            'key: q38-int4-v0251-nospec\n    date: "2026-08-16"\n    rig: "2x3090-pcie"\n    engine: vllm-v0.25.1',
+            'key: q38-int4-v0251-nospec\n    date: "2026-08-16"\n    rig: "2x3090-pcie"\n    engine: llama.cpp-b10236',
+        ),
+        message="q38-int4-v0251-nospec: fit cannot predict this boot: engine llama.cpp-b10236 is "
+        "llama.cpp",
+    ),
+    Mutation(
         name="sglang-requires-an-api-key",
         rule="api-key-engine",
         file=SGLANG,

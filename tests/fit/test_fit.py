@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from profilegen.fit.inputs import artifact_bytes, patch_effects
 from profilegen.fit.predict import FitOptions, fit_profile, retarget
 from profilegen.hub.lock import Lock
 from profilegen.registry import Registry
+from tests.support.cli import invoke_in
 
 from .conftest import GGUF, MTP, SEED, Invoke
 
@@ -266,3 +268,20 @@ def test_bad_options_exit_2_without_a_traceback(
     assert result.exit_code == 2, result.output
     assert message in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_boot_fit_cannot_predict_is_named_not_fatal(repo: Path) -> None:
+    path = repo / "registry" / "profiles" / f"{MTP}.yaml"
+    text = path.read_text(encoding="utf-8")
+    path.unlink()  # the scratch copy's files may be links into the pristine tree
+    old = 'key: q38-int4-v0251-nospec\n    date: "2026-08-16"\n    rig: "2x3090-pcie"\n'
+    path.write_text(
+        text.replace(old + "    engine: vllm-v0.25.1", old + "    engine: llama.cpp-b10236"),
+        encoding="utf-8",
+    )
+    run = invoke_in(repo, "fit", MTP)
+    assert run.code == 0, run.text
+    assert (
+        "  q38-int4-v0251-nospec  cannot be predicted: engine llama.cpp-b10236 is llama.cpp; "
+        f"{MTP} runs vllm (vllm-v0.27.1): fit compares releases of the same engine"
+    ) in run.out.splitlines()

@@ -156,11 +156,17 @@ def run_fit(registry: Registry, opts: FitOptions) -> int:
     profile = find_profile(registry, opts.profile)
     result = fit_profile(registry, profile, opts, lock=lock)
     # How the fit did on this profile's own recorded boots, so an answer is read with them.
-    points = profile_points(registry, profile.id, lock)
+    points, failed = profile_points(registry, profile.id, lock)
+    unpredicted = [(rec.name, why) for rec, why in failed]
     if opts.fmt == "json":
-        click.echo(json.dumps({**result.as_json(), "evidence": _points_json(points)}, indent=2))
+        doc = {
+            **result.as_json(),
+            "evidence": _points_json(points),
+            "evidence_unpredicted": [{"key": k, "error": why} for k, why in unpredicted],
+        }
+        click.echo(json.dumps(doc, indent=2))
     else:
-        click.echo("\n".join([format_text(result), *format_evidence(points)]))
+        click.echo("\n".join([format_text(result), *format_evidence(points, unpredicted)]))
     return EXIT_OK if result.fits else EXIT_FINDINGS
 
 

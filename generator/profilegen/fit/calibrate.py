@@ -168,13 +168,30 @@ def calibration_points(
     return [_point(registry, rec, constants, lock) for rec in records(registry)]
 
 
+def _judged(
+    registry: Registry, recs: list[Record], lock: Lock | None
+) -> tuple[list[CalibrationPoint], list[tuple[Record, str]]]:
+    """Each record's point, or why fit cannot predict it (its engine, weights or rig)."""
+    points, unpredictable = [], []
+    for rec in recs:
+        try:
+            points.append(_point(registry, rec, fm.DEFAULT_CONSTANTS, lock))
+        except ProfilegenError as exc:
+            unpredictable.append((rec, str(exc)))
+    return points, unpredictable
+
+
 def profile_points(
     registry: Registry, profile_id: str, lock: Lock | None = None
-) -> list[CalibrationPoint]:
+) -> tuple[list[CalibrationPoint], list[tuple[Record, str]]]:
     """The measured boots recorded on one profile, each against the prediction for its own
-    settings (what `fit PROFILE` shows beside its answer)."""
-    recs = [rec for rec in records(registry) if rec.profile == profile_id]
-    return [_point(registry, rec, fm.DEFAULT_CONSTANTS, lock) for rec in recs]
+    settings (what `fit PROFILE` shows beside its answer), and those it cannot predict."""
+    return _judged(registry, [r for r in records(registry) if r.profile == profile_id], lock)
+
+
+def unpredictable(registry: Registry, lock: Lock | None = None) -> list[tuple[Record, str]]:
+    """Evidence records fit cannot predict at all (what `check` reports as fit-evidence)."""
+    return _judged(registry, records(registry), lock)[1]
 
 
 # --- refitting --------------------------------------------------------------------------

@@ -136,7 +136,7 @@ def _engine_entry(registry: Registry, profile: Profile, asked: str | None) -> En
     own = registry.engines[profile.engine]
     if engine.kind != own.kind:
         raise UsageError(
-            f"--engine {asked} is {engine.kind}; {profile.id} runs {own.kind} "
+            f"engine {asked} is {engine.kind}; {profile.id} runs {own.kind} "
             f"({own.id}): fit compares releases of the same engine"
         )
     return engine

@@ -106,9 +106,11 @@ _UNITS = {
 }
 
 
-def format_evidence(points: list[CalibrationPoint]) -> list[str]:
+def format_evidence(
+    points: list[CalibrationPoint], unpredictable: list[tuple[str, str]]
+) -> list[str]:
     """The profile's own measured boots, each predicted at the settings it was measured at."""
-    if not points:
+    if not points and not unpredictable:
         return []
     lines = ["", "measured boots of this profile (each predicted at its own settings):"]
     for p in points:
@@ -117,6 +119,7 @@ def format_evidence(points: list[CalibrationPoint]) -> list[str]:
             f"  {p.key}  {p.date} {p.engine} on {p.rig}: {p.measured:,} {unit} measured, "
             f"{p.predicted:,} predicted ({p.error:+.1%}, {p.status})"
         )
+    lines += [f"  {key}  cannot be predicted: {why}" for key, why in unpredictable]
     return lines
 
 
