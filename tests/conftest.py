@@ -58,7 +58,7 @@ def pytest_configure(config: pytest.Config) -> None:
         _BUILDERS.append(pristine_build.start(Path(folder)))
 
 
-@pytest.hookimpl(tryfirst=True)
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # a hook of pytest-xdist, when it is there
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """`-n auto` starts one test process more than the machine has cores: about a sixth of
     the suite is waiting (a proxy's start-up, stalled-server deadlines, a server's answer),
