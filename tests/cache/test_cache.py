@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from profilegen.cache import Inputs, Store
+from profilegen.cache.fingerprint import code_files_digest
 from profilegen.cache.store import FORMAT
 from tests.support.cli import Invoke, invoke_in
 
@@ -150,3 +151,20 @@ def test_concurrent_runs_leave_whole_entries(repo: Path, cache: Path) -> None:
     (entry,) = _entries(cache, "render")
     assert entry.read_bytes().endswith(expected.encode())
     assert not [p for p in entry.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_code_digest_sees_edits_but_not_bytecode_appearing(tmp_path: Path) -> None:
+    """A first import writes __pycache__ into a package folder (changing the folder's time):
+    the code is the same, so is the digest; an edited module changes it."""
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    module = package / "sub" / "mod.py"
+    module.write_text("x = 1\n", encoding="utf-8")
+    os.utime(package / "sub", ns=(1, 1))
+    before = code_files_digest((package,))
+    (package / "sub" / "__pycache__").mkdir()
+    (package / "sub" / "__pycache__" / "mod.cpython-311.pyc").write_bytes(b"\0")
+    assert (package / "sub").stat().st_mtime_ns != 1
+    assert code_files_digest((package,)) == before
+    module.write_text("x = 22\n", encoding="utf-8")  # another size: file times can be coarse
+    assert code_files_digest((package,)) != before

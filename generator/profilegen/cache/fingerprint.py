@@ -26,21 +26,28 @@ class Unfingerprintable(Exception):
 
 
 def code_digest() -> str:
-    """profilegen's own code and packaged data, by path, size and modification time.
-
-    Any edit to a module, template or schema (an editable install) or a new version changes
-    it; computed once per process.
-    """
+    """profilegen's own code and packaged data (`code_files_digest`): any edit to a module,
+    template or schema (an editable install) or a new version changes it; computed once per
+    process."""
     if not _CODE:
-        h = hashlib.sha256()
-        for base in (_PACKAGE, data_dir("templates"), data_dir("schema")):
-            for path in sorted(base.rglob("*")):
-                if path.suffix == ".pyc" or "__pycache__" in path.parts:
-                    continue
-                info = path.stat()
-                h.update(f"{path.relative_to(base)}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
-        _CODE.append(h.hexdigest())
+        _CODE.append(code_files_digest((_PACKAGE, data_dir("templates"), data_dir("schema"))))
     return _CODE[0]
+
+
+def code_files_digest(bases: tuple[Path, ...]) -> str:
+    """The regular files under these folders, by path, size and modification time. Bytecode
+    does not count, nor do folders themselves: a folder's time changes when Python first
+    writes its __pycache__ there, which must not change the digest."""
+    h = hashlib.sha256()
+    for base in bases:
+        for path in sorted(base.rglob("*")):
+            if path.suffix == ".pyc" or "__pycache__" in path.parts:
+                continue
+            info = path.stat()
+            if not stat.S_ISREG(info.st_mode):
+                continue
+            h.update(f"{path.relative_to(base)}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
+    return h.hexdigest()
 
 
 def tree_digest(root: Path, names: tuple[str, ...]) -> str:
