@@ -168,3 +168,11 @@ def test_code_digest_sees_edits_but_not_bytecode_appearing(tmp_path: Path) -> No
     assert code_files_digest((package,)) == before
     module.write_text("x = 22\n", encoding="utf-8")  # another size: file times can be coarse
     assert code_files_digest((package,)) != before
+
+
+def test_an_empty_folder_added_to_the_registry_is_not_served_from_the_cache(tiny: Path) -> None:
+    assert invoke_in(tiny, "check", "-q").code == 0
+    (tiny / "registry" / "profiles" / "old.yaml").mkdir()
+    again = invoke_in(tiny, "check", "-q")
+    assert again.code == 1, again.text
+    assert "registry/profiles/old.yaml: error: [layout] old.yaml is a folder" in again.text

@@ -52,35 +52,41 @@ def code_files_digest(bases: tuple[Path, ...]) -> str:
 
 def tree_digest(root: Path, names: tuple[str, ...]) -> str:
     """The bytes of every file under root/<name> (folders or files; absent ones count as
-    absent), with their relative paths. Raises Unfingerprintable."""
+    absent), with their relative paths, and every folder there by its path (an empty folder
+    is something the loader reports). Raises Unfingerprintable."""
     h = hashlib.sha256()
     for name in names:
         top = root / name
         skip = len(os.fspath(top)) - len(os.fspath(Path(name)))  # what root adds in front
         h.update(f"\1{name}\n".encode())
-        for path in _walk(top):
-            h.update(f"{os.fspath(path)[skip:].replace(os.sep, '/')}\0".encode())
-            h.update(_read(path))
-            h.update(b"\n")
+        for path, is_folder in _walk(top):
+            rel = os.fspath(path)[skip:].replace(os.sep, "/")
+            if is_folder:
+                h.update(f"d{rel}\0".encode())
+            else:
+                data = _read(path)  # its length first: no file's bytes can pass for another's
+                h.update(f"f{rel}\0{len(data)}\0".encode())
+                h.update(data)
     return h.hexdigest()
 
 
-def _walk(top: Path) -> list[Path]:
+def _walk(top: Path) -> list[tuple[Path, bool]]:
+    """top and every entry below it, each with whether it is a folder."""
     try:
         info = top.lstat()
     except FileNotFoundError:
         return []
     if stat.S_ISREG(info.st_mode):
-        return [top]
+        return [(top, False)]
     if not stat.S_ISDIR(info.st_mode):
         raise Unfingerprintable(str(top))
-    out: list[Path] = []
+    out: list[tuple[Path, bool]] = [(top, True)]
     with os.scandir(top) as entries:
         for entry in sorted(entries, key=lambda e: e.name):
             if entry.is_dir(follow_symlinks=False):
                 out += _walk(Path(entry.path))
             elif entry.is_file(follow_symlinks=False):
-                out.append(Path(entry.path))
+                out.append((Path(entry.path), False))
             else:
                 raise Unfingerprintable(entry.path)
     return out
