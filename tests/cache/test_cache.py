@@ -14,6 +14,8 @@ import pytest
 from profilegen.cache import Inputs, Store
 from profilegen.cache.fingerprint import code_files_digest
 from profilegen.cache.store import FORMAT
+from profilegen.registry.cached import load_registry_cached
+from profilegen.registry.loader import load_registry
 from tests.support.cli import Invoke, invoke_in
 
 BASE = Path(__file__).resolve().parents[1] / "registry" / "base"  # a two-profile registry
@@ -168,6 +170,21 @@ def test_code_digest_sees_edits_but_not_bytecode_appearing(tmp_path: Path) -> No
     assert code_files_digest((package,)) == before
     module.write_text("x = 22\n", encoding="utf-8")  # another size: file times can be coarse
     assert code_files_digest((package,)) != before
+
+
+def test_a_copy_of_the_registry_elsewhere_loads_from_the_cache(repo: Path, cache: Path) -> None:
+    """Another checkout (or worktree) of the same bytes reuses the loaded registry, which is
+    then what loading it there makes: its root, its documents' paths, its findings."""
+    _edit(repo, FILE, TITLE, TITLE + "\nunknown_key: 1")  # a finding to carry over
+    elsewhere = repo.parent / "elsewhere"
+    shutil.copytree(repo, elsewhere)
+    load_registry_cached(repo)
+    moved, moved_findings = load_registry_cached(elsewhere)
+    assert len(_entries(cache, "registry")) == 1  # one entry served both
+    fresh, fresh_findings = load_registry(elsewhere)
+    assert moved == fresh and moved.root == elsewhere
+    assert moved_findings.findings == fresh_findings.findings
+    assert [f.location.file for f in moved_findings.findings] == [FILE]
 
 
 def test_an_empty_folder_added_to_the_registry_is_not_served_from_the_cache(tiny: Path) -> None:

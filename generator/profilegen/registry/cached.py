@@ -1,4 +1,5 @@
-"""The loaded registry, reused while no byte of registry/ (or of profilegen) has changed."""
+"""The loaded registry, reused while no byte of registry/ (or of profilegen) has changed,
+wherever the tree is (another checkout or worktree of the same registry reuses it)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from .source import Registry
 
 
 def registry_inputs(root: Path) -> Inputs:
-    return Inputs(root, ("registry",), ("registry", str(root)))
+    return Inputs(root, ("registry",), ("registry",))
 
 
 def load_registry_cached(root: Path) -> tuple[Registry, FindingSink]:
@@ -29,7 +30,7 @@ def load_registry_cached(root: Path) -> tuple[Registry, FindingSink]:
         and isinstance(hit[0], Registry)
         and isinstance(hit[1], FindingSink)
     ):
-        return hit
+        return _moved(hit[0], root), hit[1]
     if key is None:
         # Something in registry/ is not a plain file (the loader reports it): no cache at all.
         return load_registry(root)
@@ -43,6 +44,16 @@ def load_registry_cached(root: Path) -> tuple[Registry, FindingSink]:
     if len(PARSED) != before or not isinstance(known, dict):
         parsed.put_object("parsed", _recent(root))
     return result
+
+
+def _moved(registry: Registry, root: Path) -> Registry:
+    """A registry loaded from the same bytes elsewhere, as loading it from `root` makes it.
+    A tree with a key holds regular files only, all inside it, so its findings and sources
+    name files relative to the root; only the root and each document's path move."""
+    registry.root = root
+    for _, doc in registry.documents:
+        doc.path = root / doc.display
+    return registry
 
 
 def _recent(root: Path) -> dict[str, Any]:
