@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import multiprocessing.util
 import os
 import shutil
 import subprocess
@@ -32,6 +33,9 @@ def _scratch_in_memory() -> None:
         return
     room = os.statvfs(MEMORY_FS)
     if room.f_bavail * room.f_frsize >= MEMORY_FS_ROOM:
+        # multiprocessing (tests/support/cliproc.py) removes a folder of its own at exit, after
+        # this process has removed the session's: it is made in the usual temporary folder.
+        multiprocessing.util.get_temp_dir()
         # A folder of the session's own, removed at its end with whatever a killed process
         # left behind.
         folder = tempfile.mkdtemp(prefix="profilegen-tests-", dir=MEMORY_FS)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -17,6 +15,7 @@ from profilegen.cache.store import FORMAT
 from profilegen.registry.cached import load_registry_cached
 from profilegen.registry.loader import load_registry
 from tests.support.cli import Invoke, invoke_in
+from tests.support.cliproc import run_cli_process
 
 BASE = Path(__file__).resolve().parents[1] / "registry" / "base"  # a two-profile registry
 TINY = "tiny-chat"
@@ -138,13 +137,12 @@ def test_a_symlink_in_the_registry_turns_caching_off(repo: Path, cache: Path) ->
 def test_concurrent_runs_leave_whole_entries(repo: Path, cache: Path) -> None:
     """Processes racing on one key each write a whole entry; a reader then gets the answer."""
     env = {**os.environ, "PROFILEGEN_CACHE": str(cache)}
-    command = [sys.executable, "-m", "profilegen", "--root", str(repo), "render", PROFILE]
     expected = invoke_in(repo, "--no-cache", "render", PROFILE).out
 
     def one(_: int) -> str:
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
-        assert done.returncode == 0, done.stderr
-        return done.stdout
+        done = run_cli_process(["--root", str(repo), "render", PROFILE], env=env)
+        assert done.code == 0, done.err
+        return done.out
 
     with ThreadPoolExecutor(4) as pool:  # four at once: each finds no entry and writes one
         outputs = list(pool.map(one, range(4)))

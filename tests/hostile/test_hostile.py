@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import os
 import re
-import resource
 import shutil
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +14,7 @@ import pytest
 from tests.hostile.cases import Case, cases
 from tests.support.base import build_base
 from tests.support.cli import Run, invoke_in
+from tests.support.cliproc import run_cli_process
 from tests.support.repo import fast_schemas  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.usefixtures("fast_schemas")
@@ -69,20 +67,8 @@ def snapshot(*folders: Path) -> dict[str, object]:
     return seen
 
 
-def _limits() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
-
-
 def run_bounded(root: Path, args: list[str]) -> Run:
-    done = subprocess.run(
-        [sys.executable, "-m", "profilegen", "--root", str(root), *args],
-        capture_output=True,
-        text=True,
-        timeout=TIME_LIMIT_S,
-        preexec_fn=_limits,
-        check=False,
-    )
-    return Run(done.returncode, done.stdout, done.stderr)
+    return run_cli_process(["--root", str(root), *args], timeout=TIME_LIMIT_S, memory=MEMORY_LIMIT)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
