@@ -62,18 +62,6 @@ def pytest_configure(config: pytest.Config) -> None:
         _BUILDERS.append(pristine_build.start(Path(folder)))
 
 
-@pytest.hookimpl(tryfirst=True, optionalhook=True)  # a hook of pytest-xdist, when it is there
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """`-n auto` starts one test process more than the machine has cores: about a sixth of
-    the suite is waiting (a proxy's start-up, stalled-server deadlines, a server's answer),
-    and with one process per core a core idles meanwhile. PYTEST_XDIST_AUTO_NUM_WORKERS
-    still decides where it is set."""
-    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
-        return None
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return (cores or 1) + 1
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests that need the pristine registry run after the others, while it is built; among
     them the real proxy's (seconds of start-up) first, so that it overlaps the rest instead
