@@ -7,6 +7,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,16 +21,17 @@ def shared_folder() -> Path:
 
 
 def once(name: str, make: Callable[[Path], Any]) -> Any:
-    """`make(folder)`'s result, made once per session; `folder` is its own, kept for the
-    session (files written there may be named in the result)."""
-    folder = shared_folder() / name
-    result = folder.with_suffix(".json")
-    with folder.with_suffix(".lock").open("w") as lock:
+    """`make(folder)`'s result, made once per session; `folder` is its own (empty when `make`
+    starts), kept for the session: files written there may be named in the result."""
+    top = shared_folder()
+    folder, result = top / name, top / f"{name}.json"
+    with (top / f"{name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not result.exists():
-            folder.mkdir(exist_ok=True)
+            shutil.rmtree(folder, ignore_errors=True)  # what a failed attempt left
+            folder.mkdir()
             made = json.dumps(make(folder))
-            partial = result.with_suffix(".partial")
+            partial = top / f"{name}.partial"
             partial.write_text(made, encoding="utf-8")
             partial.replace(result)
     return json.loads(result.read_text(encoding="utf-8"))
