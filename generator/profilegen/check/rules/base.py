@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ...errors import Finding, Location, ProfilegenError, Severity
 from ...generated.tree import k8s_all, plan_all, render_all
+from ...hub.lock import Lock, LockError, read_lock
 from ...registry import Registry
 from ...render import Rendered
 from ...render.targets.k8s import RenderedK8s
@@ -62,6 +63,20 @@ class CheckContext:
     ) -> Finding:
         default = next((r.severity for r in RULES if r.id == rule_id), Severity.ERROR)
         return Finding(where, message, hint, rule_id, severity or default)
+
+    @cached_property
+    def lock(self) -> Lock | LockError | None:
+        """The lock file, read once per check (None: there is none; LockError: it cannot be
+        used, which the lock rule reports), shared by the lock and fit rules."""
+        try:
+            return read_lock(self.root)
+        except LockError as exc:
+            return exc
+
+    @property
+    def usable_lock(self) -> Lock | None:
+        """The lock when it can be used; fit falls back to the declared sizes otherwise."""
+        return self.lock if isinstance(self.lock, Lock) else None
 
     @cached_property
     def rendered(self) -> dict[str, Rendered]:

@@ -7,8 +7,7 @@ from collections.abc import Iterator
 
 from ...errors import Finding, ProfilegenError, Severity
 from ...fit.calibrate import TOLERANCE, check_names, unpredictable
-from ...fit.predict import MODELLED_ENGINES, FitOptions, FitResult, fit_profile, read_lock_or_none
-from ...hub.lock import Lock
+from ...fit.predict import MODELLED_ENGINES, FitOptions, FitResult, fit_profile
 from ...model import Profile
 from .base import CheckContext, rule
 
@@ -20,21 +19,13 @@ ACKNOWLEDGED = re.compile(
 )
 
 
-def _lock(ctx: CheckContext) -> Lock | None:
-    """The lock file, read once per check for the rules below."""
-    if "fit-lock" not in ctx.cache:
-        ctx.cache["fit-lock"] = read_lock_or_none(ctx.registry)
-    lock = ctx.cache["fit-lock"]
-    return lock if isinstance(lock, Lock) else None
-
-
 def _fits(ctx: CheckContext) -> dict[str, FitResult | str]:
     """Every modelled profile fitted once per check, shared by the rules below."""
     cached = ctx.cache.get("fit")
     if isinstance(cached, dict):
         return cached
     reg = ctx.registry
-    lock = _lock(ctx)
+    lock = ctx.usable_lock
     out: dict[str, FitResult | str] = {}
     for p in reg.concrete_profiles():
         if reg.engines[p.engine].kind not in MODELLED_ENGINES:
@@ -154,6 +145,6 @@ def evidence(ctx: CheckContext) -> Iterator[Finding]:
     for profile_id, index, message in check_names(reg):
         where = reg.where("profiles", profile_id, ("evidence", index))
         yield ctx.finding("fit-evidence", where, message)
-    for rec, why in unpredictable(reg, _lock(ctx)):
+    for rec, why in unpredictable(reg, ctx.usable_lock):
         where = reg.where("profiles", rec.profile, ("evidence", rec.index))
         yield ctx.finding("fit-evidence", where, f"{rec.name}: fit cannot predict this boot: {why}")

@@ -13,7 +13,6 @@ from ...hub.lock import (
     LockError,
     entry_matches,
     patch_entries,
-    read_lock,
     resolved_problems,
 )
 from .base import CheckContext, rule
@@ -36,10 +35,9 @@ def _unresolved(ctx: CheckContext, use: ArtifactUse) -> Finding:
 
 @rule("lock", "every Hub artifact and remote patch file is recorded in the lock file and agrees")
 def lock(ctx: CheckContext) -> Iterator[Finding]:
-    try:
-        locked = read_lock(ctx.root)
-    except LockError as exc:
-        yield ctx.finding("lock", Location(LOCK_NAME), str(exc).removeprefix(f"{LOCK_NAME}: "))
+    locked = ctx.lock
+    if isinstance(locked, LockError):
+        yield ctx.finding("lock", Location(LOCK_NAME), str(locked).removeprefix(f"{LOCK_NAME}: "))
         return
     if locked is None:
         yield ctx.finding(
