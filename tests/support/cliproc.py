@@ -10,6 +10,7 @@ tested with a real interpreter start (tests/commands).
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import os
 import resource
@@ -32,15 +33,13 @@ PRELOAD = [
     "profilegen.render",
     "tests.support.cliproc",
 ]
-_SERVER: list[Any] = []
 
 
+@functools.cache
 def _context() -> Any:
-    if not _SERVER:
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(PRELOAD)
-        _SERVER.append(context)
-    return _SERVER[0]
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(PRELOAD)
+    return context
 
 
 def run_cli_process(
