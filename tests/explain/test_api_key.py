@@ -53,15 +53,18 @@ def test_llama_server_reads_the_key_from_a_private_file(registry: Registry) -> N
 
 
 def test_a_key_file_is_read_in_the_container(registry: Registry, tmp_path: Path) -> None:
+    # A file the container has (its entrypoint, mounted from the bundle) is read as the key.
+    e = run(registry, VLLM, API_KEY_FILE="/profilegen/entrypoint.sh")
+    assert e.env["VLLM_API_KEY"].startswith("#!/bin/bash\n# profilegen entrypoint")
+    # A file of the host is not in the container: explain refuses as the container would.
     secret = tmp_path / "api-key"
     secret.write_text(KEY + "\n")
-    e = run(registry, VLLM, API_KEY_FILE=str(secret))
-    assert e.env["VLLM_API_KEY"] == KEY
-    missing = run(registry, VLLM, API_KEY_FILE=str(tmp_path / "absent"))
-    assert (missing.exit_code, missing.message) == (
+    host = run(registry, VLLM, API_KEY_FILE=str(secret))
+    assert (host.exit_code, host.message) == (
         1,
-        f"API_KEY_FILE={tmp_path / 'absent'} is not a readable file",
+        f"API_KEY_FILE={secret} is not a readable file",
     )
+    assert KEY not in everything_shown(host)
 
 
 def test_without_a_key_nothing_is_passed(registry: Registry) -> None:

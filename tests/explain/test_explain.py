@@ -19,7 +19,7 @@ def test_text_output_lists_one_flag_per_line(invoke: Invoke) -> None:
     assert "  --disable-custom-all-reduce" in lines
     assert not any("--speculative-config" in line for line in lines)
     assert "  VLLM_MARLIN_INPUT_DTYPE=int8" in lines
-    assert "patch steps (listed, not applied by explain):" in lines
+    assert "patch steps (each file found at its mount; applied only in the container):" in lines
     assert "  script pr48375 install.sh bash required=1" in lines
 
 
@@ -88,8 +88,7 @@ def test_bad_variables_are_usage_errors(invoke: Invoke, args: list[str], message
     assert run.err.strip() == message
 
 
-# The script explain runs has its stubs as shell functions; the executables are what a
-# plain `exec` reaches. Both must record the same hand-over, including awkward values.
+# What a script hands its engine through `exec`, awkward values included, as the stub records it.
 _HAND_OVER = r"""set -euo pipefail
 export PG_MULTI=$'one\ntwo' PG_EQ='a=b=c' PG_EMPTY=
 export PG_DECLARED_ONLY
@@ -103,25 +102,18 @@ export PG_GPUS=$gpus PG_TOPO=$topo PG_P2P=$p2p
 
 
 @pytest.mark.parametrize("nvlink", [False, True])
-def test_function_stubs_record_what_the_executables_record(nvlink: bool) -> None:
-    from profilegen.explain.sandbox import SHELL_STUBS, run_entrypoint
+def test_the_engine_stub_records_what_exec_hands_over(nvlink: bool) -> None:
+    from profilegen.explain.sandbox import Job, Launch, Layout, Mount, run_jobs
 
-    def run(script: str) -> tuple[object, ...]:
-        result = run_entrypoint(
-            lambda _log: ["/bin/bash", "-c", script],
-            {"PG_DROPPED": "x", "PG_KEPT": "kept"},
-            engine="vllm",
-            gpus=3,
-            nvlink=nvlink,
-        )
-        assert result.exit_code == 0, result.stderr
-        return result.exe, result.argv, result.env
-
-    functions = run(SHELL_STUBS + _HAND_OVER.replace("{launch}", "pg_explain_exec"))
-    executables = run(_HAND_OVER.replace("{launch}", "exec"))
-    assert functions == executables
-    exe, argv, env = functions
-    assert (exe, argv) == ("vllm", ("serve", "two words", "tab\there", ""))
-    assert dict(env)["PG_MULTI"] == "one\ntwo" and dict(env)["PG_EQ"] == "a=b=c"
-    assert "PG_DROPPED" not in dict(env) and "PG_DECLARED_ONLY" not in dict(env)
-    assert dict(env)["PG_GPUS"] == "3" and ("NV4" in dict(env)["PG_TOPO"]) is nvlink
+    script = _HAND_OVER.replace("{launch}", "exec").encode()
+    layout = Layout({"t/run.sh": script}, (), (Mount("t", "/t"),))
+    env = (("PATH", "/usr/local/bin:/usr/bin:/bin"), ("PG_DROPPED", "x"), ("PG_KEPT", "kept"))
+    launch = Launch(("/bin/bash", "-p", "/t/run.sh"), env, 3, nvlink)
+    ((result,),) = run_jobs([Job(layout, (launch,), ("/usr/local/bin/vllm",))])
+    assert result.exit_code == 0, result.stderr
+    env_seen = dict(result.env)
+    assert (result.exe, result.argv) == ("vllm", ("serve", "two words", "tab\there", ""))
+    assert env_seen["PG_MULTI"] == "one\ntwo" and env_seen["PG_EQ"] == "a=b=c"
+    assert env_seen["PG_KEPT"] == "kept"
+    assert "PG_DROPPED" not in env_seen and "PG_DECLARED_ONLY" not in env_seen
+    assert env_seen["PG_GPUS"] == "3" and ("NV4" in env_seen["PG_TOPO"]) is nvlink

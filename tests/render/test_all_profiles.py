@@ -21,7 +21,6 @@ from .conftest import (
     expected_package,
     run_cli,
     snapshot,
-    unescape,
     write_bundles,
 )
 
@@ -110,7 +109,11 @@ def test_profile_renders_and_parses(
     (port,) = service["ports"]
     assert (port["published"], port["target"]) == (str(row["port"]), engine.container_port)
     assert service["labels"]["io.profilegen.profile"] == row["id"]
-    models = service["volumes"][0]
+    scripts, models = service["volumes"][:2], service["volumes"][2]
+    assert [(v["target"], v.get("read_only")) for v in scripts] == [
+        ("/profilegen/entrypoint.sh", True),
+        ("/profilegen/helpers.sh", True),
+    ]
     assert (models["target"], models.get("read_only", False)) == (
         engine.model_mount,
         engine.model_mount_readonly,
@@ -118,21 +121,18 @@ def test_profile_renders_and_parses(
     # One process (llama.cpp) shares no IPC namespace and sizes no /dev/shm.
     assert (service.get("ipc") == "host") == engine.ipc_host
     assert (service.get("shm_size") is not None) == engine.ipc_host
-    # compose-go reads back exactly the script and environment profilegen meant to write.
-    intended = unescape({k: v for k, v in rendered.service.items() if k == "entrypoint"})
-    assert service["entrypoint"] == intended["entrypoint"]
-    assert service["entrypoint"][:2] == ["/bin/bash", "-c"]
+    # compose-go reads back exactly the entrypoint and environment profilegen meant to write.
+    assert service["entrypoint"] == ["/bin/bash", "-p", "/profilegen/entrypoint.sh"]
     assert set(service["environment"]) == set(rendered.service["environment"])
+    script = rendered.entrypoint.decode()
     if engine.kind == "llama.cpp":  # one process on every GPU: no NCCL, no NVLink handling
-        assert "--disable-custom-all-reduce" not in service["entrypoint"][2]
+        assert "--disable-custom-all-reduce" not in script
         assert "NVLINK_MODE" not in service["environment"]
     patch_targets = [p.mount_target for p in rendered.manifest.patches]
     assert [v["target"] for v in service["volumes"] if v["target"] in patch_targets] == (
         patch_targets
     )
-    syntax = subprocess.run(
-        ["bash", "-n", "-c", service["entrypoint"][2]], capture_output=True, check=False
-    )
+    syntax = subprocess.run(["bash", "-n", "-c", script], capture_output=True, check=False)
     assert syntax.returncode == 0, syntax.stderr
 
 

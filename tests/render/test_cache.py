@@ -109,6 +109,8 @@ def test_offline_bundle_from_the_cache(env: Path, repo: Path) -> None:
     assert (out / "patches" / "vllm-wsl-uva" / "install.sh").read_bytes() == INSTALLER
     assert {p.name for p in out.iterdir()} == {
         "compose.yaml",
+        "entrypoint.sh",
+        "helpers.sh",
         "patches.manifest.json",
         ".env.example",
         "patches",

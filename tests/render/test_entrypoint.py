@@ -64,7 +64,13 @@ def test_bundle_layout(seed: Bundle, test_root: Path) -> None:
     assert files["compose.yaml"] == stdout.stdout_bytes
     assert files[".env.example"].startswith(f"# {SEED}: ".encode())
     manifest = json.loads(files["patches.manifest.json"])
-    expected = {"compose.yaml", "patches.manifest.json", ".env.example"}
+    expected = {
+        "compose.yaml",
+        "entrypoint.sh",
+        "helpers.sh",
+        "patches.manifest.json",
+        ".env.example",
+    }
     for patch in manifest["patches"]:
         assert patch["source"] == "vendored"
         assert patch["bundle_dir"] == f"patches/{patch['id']}"

@@ -159,7 +159,7 @@ def test_one_node_pod_gets_gpus_shm_probes_the_script_and_the_tunables() -> None
     pod = deployment["spec"]["template"]["spec"]
     (engine,) = pod["containers"]
     assert engine["resources"]["limits"] == {"nvidia.com/gpu": 2}
-    assert engine["command"] == ["/bin/bash", "/opt/profilegen/entrypoint.sh"]
+    assert engine["command"] == ["/bin/bash", "-p", "/opt/profilegen/entrypoint.sh"]
     assert {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}} in pod["volumes"]
     # 30 minutes for a first boot (weights, torch.compile, CUDA graphs), then every 10 s.
     assert (
@@ -170,8 +170,10 @@ def test_one_node_pod_gets_gpus_shm_probes_the_script_and_the_tunables() -> None
     compose = registry().profiles["qwen38-27b-dual-fast"]
     from profilegen.render import render_profile
 
-    service = render_profile(registry(), compose).service
-    assert out.scripts["entrypoint.sh"] == service["entrypoint"][2]
+    rendered_compose = render_profile(registry(), compose)
+    service = rendered_compose.service
+    assert out.scripts["entrypoint.sh"] == rendered_compose.script
+    assert out.scripts["helpers.sh"] == rendered_compose.helpers.decode()
     defaults = {
         k: v.text.rsplit(":-", 1)[1].rstrip("}")
         for k, v in service["environment"].items()

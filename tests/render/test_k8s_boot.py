@@ -16,7 +16,7 @@ from ruamel.yaml import YAML
 from profilegen.registry import Registry, open_registry
 from profilegen.render.bundle import k8s_bundle_files
 from profilegen.render.targets.k8s import RenderedK8s, render_k8s
-from profilegen.render.targets.k8s_patches import CONFIGMAP_BUDGET
+from profilegen.render.targets.k8s_patches import CONFIGMAP_BUDGET, SCRIPTS_DIR
 from profilegen.render.targets.k8s_plan import K8sError, K8sOptions
 from profilegen.render.targets.k8s_schema import schema_problems
 
@@ -70,18 +70,22 @@ def lay_out_configmaps(
 def boot(
     rendered: RenderedK8s, workdir: Path, role: str = "server", env: dict[str, str] | None = None
 ) -> BootResult:
-    """The role's script with the pod's environment, as the compose tests boot a service."""
+    """The role's container booted in a box laid out as the pod: the scripts ConfigMap at its
+    mount, each patch volume (laid out under workdir/etc/) at its mount path."""
     container = pod(rendered, role)["containers"][0]
     environment: dict[str, Any] = dict(rendered.tunables)
     environment.update({e["name"]: e["value"] for e in container["env"] if "value" in e})
     environment.update(env or {})
-    script = rendered.scripts[container["command"][1].rsplit("/", 1)[1]]
+    write_tree(workdir / "scripts", dict(rendered.scripts))
     if not (workdir / "pkg").is_dir():
         write_tree(workdir / "pkg", PKG_BEFORE)
-    service = {"environment": environment, "entrypoint": ["/bin/bash", "-c", script, "pod"]}
-    return run_entrypoint(
-        service, workdir=workdir, pkg=workdir / "pkg", patch_root=workdir / "etc", topo=None
-    )
+    volumes = [{"type": "bind", "source": str(workdir / "scripts"), "target": SCRIPTS_DIR}]
+    for mount in container["volumeMounts"]:
+        source = workdir / "etc" / PurePosixPath(mount["mountPath"]).name
+        if mount["name"].startswith("patch-") and source.exists():
+            volumes.append({"type": "bind", "source": str(source), "target": mount["mountPath"]})
+    service = {"environment": environment, "entrypoint": container["command"], "volumes": volumes}
+    return run_entrypoint(service, workdir=workdir, pkg=workdir / "pkg", topo=None)
 
 
 @pytest.fixture(scope="module")
@@ -209,7 +213,7 @@ def test_a_large_patch_arrives_by_init_container_and_is_verified_twice(
     rendered = render_k8s(registry, registry.profiles[W4A8_PROFILE])
     spec = pod(rendered)
     (init,) = spec["initContainers"]
-    assert init["command"] == ["/bin/bash", "/opt/profilegen/fetch-patches.sh"]
+    assert init["command"] == ["/bin/bash", "-p", "/opt/profilegen/fetch-patches.sh"]
     large = [d for d in rendered.plan.deliveries if d.via == "fetch"]
     assert [d.patch.id for d in large] == [PR48375]
     assert {"name": large[0].volume, "emptyDir": {}} in spec["volumes"]

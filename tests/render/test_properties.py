@@ -19,7 +19,7 @@ from profilegen.model.profile import Serve
 from profilegen.registry import Registry
 from profilegen.render import Rendered, render_profile
 
-from .conftest import SEED, BootResult, Bundle, compose_service, run_entrypoint
+from .conftest import SEED, BootResult, Bundle, boot_rendered, compose_service
 
 TEXT_RE = re.compile(TEXT_PATTERN)
 SERVED_NAME = Serve.model_json_schema()["properties"]["served_names"]["items"]["pattern"]
@@ -95,8 +95,11 @@ def test_env_and_title_arrive_unchanged(
 # --------------------------------------------------------------------------- (b) engine argv
 
 
-def _boot(service: dict[str, Any], workdir: Path, pkg: Path, etc: Path) -> BootResult:
-    return run_entrypoint(service, workdir=workdir, pkg=pkg, patch_root=etc)
+def _boot(registry: Registry, profile: Profile, workdir: Path) -> BootResult:
+    """The profile rendered into a bundle under `workdir`, booted with a package there."""
+    registry = with_profile(registry, profile)
+    rendered = render_profile(registry, profile)
+    return boot_rendered(registry, profile.id, rendered, workdir, workdir / "pkg", COMPOSE_ENV)
 
 
 @pytest.fixture(scope="module")
@@ -107,9 +110,8 @@ def bare_seed(test_registry: Registry) -> Profile:
 
 @pytest.fixture(scope="module")
 def bare_argv(test_registry: Registry, bare_seed: Profile) -> list[str]:
-    service = compose_service(render(test_registry, bare_seed).compose, COMPOSE_ENV)
     with tempfile.TemporaryDirectory() as tmp:
-        result = _boot(service, Path(tmp), Path(tmp) / "pkg", Path(tmp) / "etc")
+        result = _boot(test_registry, bare_seed, Path(tmp))
     assert result.returncode == 0 and result.argv is not None, result.stderr
     return result.argv
 
@@ -128,9 +130,8 @@ def test_entrypoint_strings_arrive_unchanged(
 ) -> None:  # fmt: skip
     serve = bare_seed.serve.model_copy(update={"extra_args": args, "served_names": [served]})
     profile = bare_seed.model_copy(update={"serve": serve})
-    service = compose_service(render(test_registry, profile).compose, COMPOSE_ENV)
     with tempfile.TemporaryDirectory() as tmp:
-        result = _boot(service, Path(tmp), Path(tmp) / "pkg", Path(tmp) / "etc")
+        result = _boot(test_registry, profile, Path(tmp))
         assert not (Path(tmp) / "canary").exists()
     assert result.returncode == 0, result.stderr
     want = list(bare_argv)
@@ -207,18 +208,18 @@ def test_comments_cannot_break_out(
     # The compose (header comments included) parses to the same service; the .env.example,
     # used as .env, changes nothing either.
     service = compose_service(rendered.compose, COMPOSE_ENV, env_file=rendered.env_example)
-    assert without(service, "entrypoint") == without(base_service, "entrypoint")
-    script = service["entrypoint"][2]
-    assert code_lines(script) == code_lines(base_service["entrypoint"][2])
+    assert service == base_service
+    assert code_lines(rendered.script) == code_lines(base_rendered.script)
     assert rendered.env_example.decode().count("\n") == base_rendered.env_example.decode().count(
         "\n"
     )
-    result = run_entrypoint(
-        service,
-        workdir=booted_seed.workdir,
-        pkg=booted_seed.pkg,
-        patch_root=booted_seed.workdir / "etc",
+    registry = with_profile(
+        test_registry,
+        profile,
+        patches={**test_registry.patches, patch.id: patch},
+        rigs={**test_registry.rigs, rig.id: rig},
     )
+    result = boot_rendered(registry, profile.id, rendered, booted_seed.workdir, booted_seed.pkg)
     assert result.returncode == 0, result.stderr
     assert result.argv == booted_seed.argv
     assert not (booted_seed.workdir / "canary").exists()

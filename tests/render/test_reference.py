@@ -159,6 +159,12 @@ def service(rendered_seed: bytes) -> dict[str, Any]:
     return compose_service(rendered_seed)
 
 
+@pytest.fixture(scope="module")
+def script(repo_registry: Registry) -> str:
+    """The entrypoint `render SEED -o DIR` writes beside the compose file."""
+    return render_profile(repo_registry, repo_registry.profiles[SEED]).entrypoint.decode()
+
+
 # --------------------------------------------------------------------------- compose facts
 
 
@@ -247,8 +253,7 @@ def test_volume_overrides(rendered_seed: bytes) -> None:
     assert by_target["/usr/local/cuda/include"] == "/opt/cuda"
 
 
-def test_patch_order_in_entrypoint(service: dict[str, Any]) -> None:
-    script = service["entrypoint"][2]
+def test_patch_order_in_entrypoint(script: str) -> None:
     comments = [script.index(f"\n# {patch_id}: ") for patch_id, _ in PATCHES]
     assert comments == sorted(comments)
     calls = [m.group(1) for m in re.finditer(r"^pg_(?:diff|script) (\S+) ", script, re.M)]
@@ -265,8 +270,9 @@ def test_patch_order_in_entrypoint(service: dict[str, Any]) -> None:
     last_verify = max(m.start() for m in re.finditer(r"^pg_verify ", script, re.M))
     first_step = re.search(r"^pg_(?:diff|script) ", script, re.M)
     assert first_step is not None and last_verify < first_step.start()
-    assert script.index("case $NVLINK_MODE in") < last_verify
-    assert script.startswith("# profilegen entrypoint") and "\nset -euo pipefail\n" in script
+    assert script.index("\npg_verify ") > script.index("\npg_pre_args=(")
+    assert script.startswith("#!/bin/bash\n# profilegen entrypoint")
+    assert "\nset -euo pipefail\n" in script
     for marker in (
         "def _prefer_padding_sliding_window_buckets",
         'prefix=maybe_prefix(prefix, "embed_tokens")',
@@ -277,12 +283,18 @@ def test_patch_order_in_entrypoint(service: dict[str, Any]) -> None:
 
 
 def test_entrypoint_runs_bash(service: dict[str, Any]) -> None:
-    entrypoint = service["entrypoint"]
-    assert entrypoint[:2] == ["/bin/bash", "-c"] and len(entrypoint) == 4
+    # `bash -p`: no variable of the container's environment changes how bash starts.
+    assert service["entrypoint"] == ["/bin/bash", "-p", "/profilegen/entrypoint.sh"]
     assert service.get("command") is None
+    mounts = {v["target"]: v for v in service["volumes"]}
+    for name in ("entrypoint.sh", "helpers.sh"):
+        assert mounts[f"/profilegen/{name}"]["read_only"] is True
+        assert mounts[f"/profilegen/{name}"]["source"] == f"./{name}"
 
 
-def test_test_registry_renders_the_same_entrypoint(service: dict[str, Any], seed: Bundle) -> None:
+def test_test_registry_renders_the_same_entrypoint(
+    script: str, service: dict[str, Any], seed: Bundle
+) -> None:
     """The vendored test registry differs from the real one only in the files it pins."""
 
     def split(script: str) -> tuple[list[str], list[str]]:
@@ -291,8 +303,8 @@ def test_test_registry_renders_the_same_entrypoint(service: dict[str, Any], seed
             x for x in lines if x.startswith("pg_verify ")
         ]
 
-    real_body, real_verify = split(service["entrypoint"][2])
-    test_body, test_verify = split(seed.service["entrypoint"][2])
+    real_body, real_verify = split(script)
+    test_body, test_verify = split((seed.dir / "entrypoint.sh").read_text())
     assert real_body == test_body
     assert len(real_verify) == 11  # every upstream file of the four patches
     assert test_verify == [

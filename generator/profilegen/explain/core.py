@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import re
-import shlex
-from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -15,19 +13,14 @@ from ruamel.yaml import YAML
 from ..errors import UsageError, suggest
 from ..model import Profile
 from ..registry import Registry
-from ..render import Rendered, RenderError, render_profile
+from ..render import Rendered, render_profile
 from .interpolate import interpolate_all, referenced_names
-from .memo import remembered, run_key
-from .sandbox import SHELL_STUBS, Run, run_entrypoint
+from .layout import IMAGE_ENV, compose_layout, container_env, entry_argv
+from .memo import recall, remember, run_key
+from .sandbox import Job, Launch, Mount, Run, run_jobs, stub_path
 from .secrets import shown
 
-HELPERS = re.compile(r"^# >>> patch helpers\n.*?^# <<< patch helpers\n", re.M | re.S)
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# Instead of verifying and applying patch files, the helpers record each step in order.
-_RECORDERS = """pg_verify() { printf 'verify\\t%s\\t%s\\t%s\\n' "$1" "$2" "$3" >> {log}; }
-pg_diff() { printf 'diff\\t%s\\t%s\\tstrip %s\\n' "$1" "$2" "$3" >> {log}; }
-pg_script() { printf 'script\\t%s\\t%s\\t%s\\trequired=%s\\n' "$1" "$2" "$3" "$4" >> {log}; }
-"""
 
 
 @dataclass(frozen=True)
@@ -72,18 +65,18 @@ class Explanation:
 
 
 def known_variables(rendered: Rendered) -> set[str]:
-    """Variables the profile's compose reads from the host (its interpolations)."""
+    """Variables the profile's compose reads from the host: its interpolations, and the
+    container variables it passes through by name."""
     names: set[str] = set()
     for value in _strings(rendered.service):
         names |= referenced_names(value)
-    return names
+    environment = rendered.service.get("environment") or {}
+    return names | {name for name, value in environment.items() if value is None}
 
 
 def _strings(value: Any) -> list[str]:
     if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)] + [
-            k for k, v in value.items() if v is None
-        ]
+        return [s for v in value.values() for s in _strings(v)]
     if isinstance(value, list):
         return [s for v in value for s in _strings(v)]
     text = getattr(value, "text", value)
@@ -116,34 +109,59 @@ def _service(rendered: Rendered) -> dict[str, Any]:
     return _parsed_service(rendered.compose)
 
 
-def _container_env(service: dict[str, Any], host: Mapping[str, str]) -> dict[str, str]:
-    env: dict[str, str] = {}
-    for name, value in (service.get("environment") or {}).items():
-        if value is None:
-            if name in host:  # a bare entry passes the host's value through, if it has one
-                env[name] = host[name]
-        else:
-            env[name] = str(value)
-    return env
+@dataclass(frozen=True)
+class Prepared:
+    """One scenario of one profile, ready to run: its container's layout and its launch."""
+
+    profile: Profile
+    scenario: Scenario
+    gpus: int
+    kind: str
+    job: Job
+    key: str | None
 
 
-def _explain_mode(script: str, engine_binary: str, log: str) -> str:
-    """The same script, but patch helpers record instead of acting and the engine is a stub."""
-    if not HELPERS.search(script):
-        if "pg_verify" in script:
-            raise RenderError("the entrypoint has patch steps but no '# >>> patch helpers' block")
-        recorded = script
-    else:
-        recorders = _RECORDERS.replace("{log}", shlex.quote(log))
-        recorded = HELPERS.sub(lambda _m: recorders, script, count=1)
-    stub = shlex.quote(engine_binary.rsplit("/", 1)[-1])
-    launched = re.sub(
-        r"^exec\s+" + re.escape(shlex.quote(engine_binary)) + r"(?=\s|$)",
-        lambda _m: f"pg_explain_exec {stub}",
-        recorded,
-        flags=re.M,
-    )
-    return SHELL_STUBS + launched
+def prepare(
+    registry: Registry, profile: Profile, scenario: Scenario, rendered: Rendered
+) -> Prepared:
+    """The container of `rendered` under `scenario`: interpolated as Compose would, laid out."""
+    check_scenario(rendered, scenario)
+    host = dict(scenario.env)
+    service = interpolate_all(_service(rendered), host)
+    engine = registry.engines[profile.engine]
+    gpus = scenario.gpus or registry.rigs[profile.rig].count
+    env = container_env(service, host)
+    launch = Launch(entry_argv(service), tuple(sorted(env.items())), gpus, scenario.nvlink)
+    job = Job(compose_layout(rendered, service), (launch,), (stub_path(engine.binary),))
+    key = run_key(rendered.files(), scenario.env, gpus, scenario.nvlink, engine.binary)
+    return Prepared(profile, scenario, gpus, engine.kind, job, key)
+
+
+def run_prepared(items: Sequence[Prepared]) -> list[Explanation]:
+    """Runs what is not remembered, in as few boxes as the batch needs; same order back."""
+    runs: list[Run | None] = [recall(item.key) for item in items]
+    todo = [i for i, run in enumerate(runs) if run is None]
+    # Scenarios that see the same container share one job (one mount namespace).
+    groups: dict[tuple[str, tuple[Mount, ...]], list[int]] = {}
+    for i in todo:
+        groups.setdefault((items[i].profile.id, items[i].job.layout.mounts), []).append(i)
+    jobs = [
+        Job(
+            items[members[0]].job.layout,
+            tuple(items[i].job.launches[0] for i in members),
+            items[members[0]].job.engines,
+        )
+        for members in groups.values()
+    ]
+    for members, results in zip(groups.values(), run_jobs(jobs), strict=True):
+        for i, result in zip(members, results, strict=True):
+            runs[i] = result
+            remember(items[i].key, result)
+    return [
+        _explanation(item.profile, item.scenario, item.gpus, item.kind, run)
+        for item, run in zip(items, runs, strict=True)
+        if run is not None
+    ]
 
 
 def explain(
@@ -151,30 +169,8 @@ def explain(
 ) -> Explanation:
     """Runs the profile's container (as rendered, or rendered now) under `scenario`."""
     rendered = rendered or render_profile(registry, profile)
-    check_scenario(rendered, scenario)
-    host = dict(scenario.env)
-    service = interpolate_all(_service(rendered), host)
-    engine = registry.engines[profile.engine]
-    entry = [str(w) for w in (service.get("entrypoint") or []) + (service.get("command") or [])]
-
-    def argv_for(log: Path) -> list[str]:
-        if len(entry) >= 3 and entry[1] == "-c":
-            return [*entry[:2], _explain_mode(entry[2], engine.binary, str(log)), *entry[3:]]
-        return entry
-
-    gpus = scenario.gpus or registry.rigs[profile.rig].count
-    key = run_key(rendered.compose, scenario.env, gpus, scenario.nvlink, engine.binary)
-    run = remembered(
-        key,
-        lambda: run_entrypoint(
-            argv_for,
-            _container_env(service, host),
-            engine=engine.binary.rsplit("/", 1)[-1],
-            gpus=gpus,
-            nvlink=scenario.nvlink,
-        ),
-    )
-    return _explanation(profile, scenario, gpus, engine.kind, run)
+    (result,) = run_prepared([prepare(registry, profile, scenario, rendered)])
+    return result
 
 
 def _explanation(
@@ -194,7 +190,7 @@ def _explanation(
         engine=kind,
         exe=run.exe,
         argv=run.argv,
-        env=dict(run.env),
+        env={k: v for k, v in run.env if IMAGE_ENV.get(k) != v},
         patches=tuple(steps),
         exit_code=None if run.launched else run.exit_code,
         message=None if run.launched else (message or _last_line(run)),

@@ -11,8 +11,10 @@ from ..errors import UsageError, suggest
 from ..model import Profile
 from ..registry import Registry
 from ..render.targets.k8s import RenderedK8s
-from .core import ENV_NAME, Explanation, Scenario, _explain_mode, _explanation
-from .sandbox import run_entrypoint
+from ..render.targets.k8s_patches import SCRIPTS_DIR
+from .core import ENV_NAME, Explanation, Scenario, _explanation
+from .layout import IMAGE_ENV
+from .sandbox import RECORDERS, Job, Launch, Layout, Mount, run_jobs, stub_path
 
 ROLES = {"server": "entrypoint.sh", "leader": "leader.sh", "worker": "worker.sh"}
 
@@ -45,6 +47,21 @@ def pod_env(rendered: RenderedK8s, role: str, scenario: Scenario) -> dict[str, s
     return env
 
 
+def pod_layout(rendered: RenderedK8s) -> Layout:
+    """The pod's files: the scripts ConfigMap at its mount, each patch file at its target."""
+    files = {f"scripts/{name}": text.encode() for name, text in rendered.scripts.items()}
+    files["scripts/helpers.sh"] += RECORDERS.encode()
+    mounts = [Mount("scripts", SCRIPTS_DIR)]
+    for index, patch in enumerate(rendered.plan.ctx.manifest.patches):
+        for f in patch.files:
+            files[f"patches/{index}/{f.path}"] = b""
+        if patch.mount_file:
+            mounts.append(Mount(f"patches/{index}/{patch.files[0].path}", patch.mount_target))
+        else:
+            mounts.append(Mount(f"patches/{index}", patch.mount_target))
+    return Layout(files, (), tuple(mounts))
+
+
 def explain_k8s(
     registry: Registry, profile: Profile, rendered: RenderedK8s, role: str, scenario: Scenario
 ) -> Explanation:
@@ -53,23 +70,14 @@ def explain_k8s(
         raise UsageError(
             f"{profile.id} has no {role} pod here (roles: {', '.join(_roles(rendered))})"
         )
-    script = rendered.scripts[ROLES[role]]
     engine = registry.engines[profile.engine]
     binary = "ray" if role == "worker" else engine.binary
-    env = pod_env(rendered, role, scenario)
+    env = {**IMAGE_ENV, **pod_env(rendered, role, scenario)}
     gpus = scenario.gpus or rendered.layout.gpus_per_pod
-    run = run_entrypoint(
-        lambda log: [
-            "/bin/bash",
-            "-c",
-            _explain_mode(script, binary, str(log)),
-            f"profilegen-{profile.id}",
-        ],
-        env,
-        engine=binary.rsplit("/", 1)[-1],
-        gpus=gpus,
-        nvlink=scenario.nvlink,
-    )
+    argv = ("/bin/bash", "-p", f"{SCRIPTS_DIR}/{ROLES[role]}")
+    launch = Launch(argv, tuple(sorted(env.items())), gpus, scenario.nvlink)
+    engines = tuple(stub_path(b) for b in {binary, "ray"})
+    ((run,),) = run_jobs([Job(pod_layout(rendered), (launch,), engines)])
     return _explanation(profile, scenario, gpus, engine.kind, run)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Callable
+from collections.abc import Mapping
 from pathlib import Path
 
 from ..cache import Store
@@ -18,7 +18,7 @@ from .sandbox import Run
 from .secrets import SECRETS
 
 # Bump when the sandbox or what is derived from a run changes, so old records are not reused.
-VERSION = "2"
+VERSION = "3"
 UNSTORED = SECRETS | {"API_KEY_FILE"}
 
 
@@ -26,29 +26,37 @@ UNSTORED = SECRETS | {"API_KEY_FILE"}
 def sources_digest() -> bytes:
     """The explain package's own code: a record is only reused by the code that made it."""
     digest = hashlib.sha256(VERSION.encode())
-    for source in sorted(Path(__file__).parent.glob("*.py")):
+    here = Path(__file__).parent
+    for source in sorted([*here.glob("*.py"), *(here.parent / "sandbox").glob("*.py")]):
         digest.update(source.read_bytes())
     return digest.digest()
 
 
 def run_key(
-    compose: bytes, env: tuple[tuple[str, str], ...], gpus: int, nvlink: bool, binary: str
+    files: Mapping[str, bytes],
+    env: tuple[tuple[str, str], ...],
+    gpus: int,
+    nvlink: bool,
+    binary: str,
 ) -> str | None:
-    """The key of one sandbox run, or None when it must not be stored."""
+    """The key of one sandbox run (the bundle's files and the scenario), or None when it must
+    not be stored."""
     if any(name in UNSTORED for name, _ in env):
         return None
-    digest = hashlib.sha256(sources_digest() + b"\0" + compose)
+    digest = hashlib.sha256(sources_digest())
+    for name, data in sorted(files.items()):
+        digest.update(b"\0" + name.encode() + b"\0" + hashlib.sha256(data).digest())
     digest.update(repr((env, gpus, nvlink, binary)).encode())
     return digest.hexdigest()
 
 
-def remembered(key: str | None, run: Callable[[], Run]) -> Run:
-    """The stored run for `key`, or `run()` (stored when it finished in time)."""
-    store = Store("explain")
-    hit = store.get_object(key)
-    if isinstance(hit, Run):
-        return hit
-    result = run()
+def recall(key: str | None) -> Run | None:
+    """The stored run for `key`, if any."""
+    hit = Store("explain").get_object(key)
+    return hit if isinstance(hit, Run) else None
+
+
+def remember(key: str | None, result: Run) -> None:
+    """Keeps a run that finished in time."""
     if not result.timed_out:
-        store.put_object(key, result)
-    return result
+        Store("explain").put_object(key, result)

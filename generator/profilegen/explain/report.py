@@ -74,7 +74,7 @@ def as_text(e: Explanation) -> str:
     if e.said and e.launched:
         lines.append("entrypoint said: " + "; ".join(e.said))
     if e.patches:
-        lines.append("patch steps (listed, not applied by explain):")
+        lines.append("patch steps (each file found at its mount; applied only in the container):")
         lines += [f"  {s.action:<7}{' '.join(s.words)}" for s in e.patches]
     for deviation in e.deviations:
         lines.append(f"deviation: {deviation}")

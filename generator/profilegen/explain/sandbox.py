@@ -1,96 +1,150 @@
-"""Runs a container's entrypoint under bash in a throw-away folder with stub executables.
+"""Runs containers' entrypoints in a box of their own, with stub engines, many at a time.
 
-The stubs stand in for the engine (they record the argv and environment they were started
-with), for `nvidia-smi` (N GPUs, with or without NVLink), for companion servers started
-beside the engine (`lmcache`) and for `sleep` (waiting changes nothing the engine receives);
-every other command the script runs is the host's own (bash, awk, grep, sha256sum). The
-script explain runs has them as shell functions (`SHELL_STUBS`); the executables serve what
-it starts otherwise (a leader's `ray start`, a worker's `exec ray`).
+Each job is one container's view: the files its mounts put at container paths (the rendered
+entrypoint and helpers, the bundle's patch files, empty stand-ins for the model folder and for
+host paths) and the launches to run there, each with its own environment. All jobs of a batch
+share one box (`profilegen.sandbox`: the host's root read-only underneath, no network, nothing
+of the host's home or work folders); inside it every job gets a mount namespace of its own,
+where its mounts are applied in order, as Compose applies them, so a later mount shadows an
+earlier one exactly as it would in the container. The engine and `nvidia-smi` are stubs at
+their paths; the engine's stub records the argv and environment it was started with.
 """
 
 from __future__ import annotations
 
-import atexit
 import os
 import shutil
-import signal
-import subprocess
 import tempfile
-import threading
-from collections.abc import Callable
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-TIMEOUT_S = 20.0
-# Variables bash itself sets; they say nothing about what the engine was given.
-SHELL_VARIABLES = frozenset({"PATH", "PWD", "OLDPWD", "SHLVL", "_"})
+from ..sandbox import Bind, Box, run
 
-# The stubs, as shell functions defined at the top of the script explain runs: the engine's
-# `exec` is rewritten to call `pg_explain_exec`, which records what exec would have handed
-# over (the argv and every exported, set variable) and ends the script as the engine's clean
-# exit would. A run then starts bash and the host tools the script itself uses, no more.
-SHELL_STUBS = r"""pg_explain_exec() {
-  printf '%s\0' "$@" >"$PG_EXPLAIN_OUT/engine.argv"
-  local pg_explain_var
-  for pg_explain_var in $(compgen -e); do
-    if [[ -v $pg_explain_var ]]; then printf '%s=%s\0' "$pg_explain_var" "${!pg_explain_var}"; fi
-  done >"$PG_EXPLAIN_OUT/engine.env"
-  trap - EXIT
-  exit 0
-}
-nvidia-smi() {
-  local n=$PG_EXPLAIN_GPUS link=$PG_EXPLAIN_LINK i j cell
-  case "$*" in
-    -L*) for ((i = 0; i < n; i++)); do echo "GPU $i: NVIDIA GeForce RTX 3090 (UUID: GPU-stub-$i)"; done ;;
-    "topo -m"* | "topo -p2p"*)
-      for ((i = 0; i < n; i++)); do printf '\tGPU%d' "$i"; done; echo
-      for ((i = 0; i < n; i++)); do
-        printf 'GPU%d' "$i"
-        for ((j = 0; j < n; j++)); do
-          if ((i == j)); then cell=X
-          elif [[ $1 == topo && $2 == -m ]]; then cell=$link
-          elif [[ $link == NV4 ]]; then cell=OK
-          else cell=CNS; fi
-          printf '\t%s' "$cell"
-        done
-        echo
-      done ;;
-  esac
-  return 0
-}
-lmcache() { return 0; }
-sleep() { return 0; }
-"""
-# The same functions as executables, for what the script starts otherwise (a leader's
-# `ray start`). They are written once per process, before any of them runs: writing an
-# executable while another thread forks can leave it open in a child, and exec then fails
-# (ETXTBSY). What changes per run comes in through PG_EXPLAIN_* variables, which the report
-# leaves out.
-_ENGINE_STUB = "#!/bin/bash\n" + SHELL_STUBS + 'pg_explain_exec "${0##*/}" "$@"\n'
-_NVIDIA_SMI = "#!/bin/bash\n" + SHELL_STUBS + 'nvidia-smi "$@"\n'
-# `ray` too: a multi-node worker execs it, and a leader runs it before its engine (the
-# engine's own record then replaces the one `ray start` left).
-ENGINE_NAMES = ("vllm", "llama-server", "python3", "ray")
+TIMEOUT_S = 20
+JOBS = "/pg-explain-jobs"
+RUN_DIR = "/run/pg-explain"
+# Variables bash itself exports to what it starts; they say nothing about the engine's input.
+SHELL_VARIABLES = frozenset({"PATH", "PWD", "OLDPWD", "SHLVL", "_"})
+# Where a command named without a path lives in the image (the first of PATH).
+COMMAND_DIR = "/usr/local/bin"
 # Commands that run beside or before the engine and only take time.
 IDLE_NAMES = ("lmcache", "sleep")
-_STUBS: list[Path] = []
-_LOCK = threading.Lock()
+
+_ENGINE_STUB = f"""#!/bin/bash -p
+printf '%s\\0' "$0" "$@" >{RUN_DIR}/engine.argv
+/usr/bin/env -0 >{RUN_DIR}/engine.env
+exit 0
+"""
+# GPUs and link come from a file the job writes before each launch: the container's
+# environment must stay exactly what the launch is given.
+_NVIDIA_SMI = f"""#!/bin/bash -p
+read -r n link <{RUN_DIR}/gpus
+case "$*" in
+  -L*) for ((i = 0; i < n; i++)); do echo "GPU $i: NVIDIA GeForce RTX 3090 (UUID: GPU-stub-$i)"; done ;;
+  "topo -m"* | "topo -p2p"*)
+    for ((i = 0; i < n; i++)); do printf '\\tGPU%d' "$i"; done; echo
+    for ((i = 0; i < n; i++)); do
+      printf 'GPU%d' "$i"
+      for ((j = 0; j < n; j++)); do
+        if ((i == j)); then cell=X
+        elif [[ $1 == topo && $2 == -m ]]; then cell=$link
+        elif [[ $link == NV4 ]]; then cell=OK
+        else cell=CNS; fi
+        printf '\\t%s' "$cell"
+      done
+      echo
+    done ;;
+esac
+exit 0
+"""
+# One job: its mounts in order, then each launch with exactly its environment.
+_JOB = f"""set -u
+job=$1
+while IFS= read -r -d '' src && IFS= read -r -d '' dst && IFS= read -r -d '' ro; do
+  src=$job/$src
+  if [[ -d $src ]]; then
+    mkdir -p "$dst" 2>/dev/null
+  else
+    mkdir -p "$(dirname "$dst")" 2>/dev/null
+    [[ -e $dst ]] || : >"$dst" 2>/dev/null
+  fi
+  if ! mount --bind "$src" "$dst" 2>/dev/null; then
+    printf 'the container path %s cannot be mounted\\n' "$dst" >"$job/error"
+    exit 0
+  fi
+  [[ $ro == 0 ]] || mount -o remount,bind,ro "$dst"
+done <"$job/mounts"
+for launch in "$job"/launch/*/; do
+  rm -rf {RUN_DIR} && mkdir -p {RUN_DIR} && cp "$launch/gpus" {RUN_DIR}/gpus
+  : >{RUN_DIR}/steps.log
+  mapfile -d '' env <"$launch/env"
+  mapfile -d '' argv <"$launch/argv"
+  (cd / && exec timeout -s KILL {TIMEOUT_S} /usr/bin/env -i -- ${{env[@]+"${{env[@]}}"}} "${{argv[@]}}") \\
+    </dev/null >/dev/null 2>"$launch/stderr"
+  echo $? >"$launch/code"
+  for f in engine.argv engine.env steps.log; do
+    [[ ! -f {RUN_DIR}/$f ]] || cp {RUN_DIR}/$f "$launch/$f"
+  done
+done
+"""
+_DRIVER = f"""set -u
+for job in "$@"; do
+  unshare --mount --propagation private -- /bin/bash -p {RUN_DIR}-job.sh "$job"
+done
+"""
+# Appended to the job's helpers.sh: patch steps are checked as the container would find them
+# (the file at its mount, the installer's interpreter on PATH) and recorded, not applied: the
+# engine's package is not here, and the sha256 of every file was checked when it was bundled.
+RECORDERS = f"""
+# explain: patch steps are checked and recorded instead of applied.
+pg_explain_step() {{ local IFS=$'\\t'; printf '%s\\n' "$*" >>{RUN_DIR}/steps.log; }}
+pg_verify() {{
+  local file=$pg_patch_root/$1/$2
+  [[ -n $1 ]] || file=$2
+  [[ -f $file && -r $file ]] || pg_die 1 "patch file $1/$2 is missing from $pg_patch_root; refusing to boot"
+  pg_explain_step verify "$1" "$2" "$3"
+}}
+pg_diff() {{ pg_explain_step diff "$1" "$2" "strip $3"; }}
+pg_script() {{
+  command -v "$3" >/dev/null || pg_die 1 "patch installer $1/$2 needs $3, which is not on PATH; refusing to boot"
+  pg_explain_step script "$1" "$2" "$3" "required=$4"
+}}
+"""
 
 
-def _stub_dir(engine: str) -> Path:
-    with _LOCK:
-        if not _STUBS:
-            folder = Path(tempfile.mkdtemp(prefix="profilegen-stubs-"))
-            atexit.register(shutil.rmtree, folder, True)
-            for name in ENGINE_NAMES:
-                _write_executable(folder / name, _ENGINE_STUB)
-            _write_executable(folder / "nvidia-smi", _NVIDIA_SMI)
-            for name in IDLE_NAMES:
-                _write_executable(folder / name, "#!/bin/sh\nexit 0\n")
-            _STUBS.append(folder)
-        if not (_STUBS[0] / engine).is_file():
-            _write_executable(_STUBS[0] / engine, _ENGINE_STUB)
-        return _STUBS[0]
+@dataclass(frozen=True)
+class Mount:
+    """A bind mount of the container: `source` is a path inside the job's own folder."""
+
+    source: str
+    target: str
+    read_only: bool = True
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A container's files: the job folder's contents and the mounts that place them."""
+
+    files: Mapping[str, bytes]  # job-folder path -> content
+    dirs: tuple[str, ...]  # job-folder paths of empty folders
+    mounts: tuple[Mount, ...]
+
+
+@dataclass(frozen=True)
+class Launch:
+    argv: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+    gpus: int
+    nvlink: bool
+
+
+@dataclass(frozen=True)
+class Job:
+    layout: Layout
+    launches: tuple[Launch, ...]
+    engines: tuple[str, ...]  # the binaries a launch may end in (stubs are put there)
 
 
 @dataclass(frozen=True)
@@ -103,7 +157,7 @@ class Run:
     argv: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
     timed_out: bool = False
-    # Lines the script appended to the log file it was given (explain's patch recorder).
+    # The patch steps the entrypoint took, in order (tab-separated words).
     log: tuple[str, ...] = ()
 
     @property
@@ -111,74 +165,106 @@ class Run:
         return self.exe is not None
 
 
-def _write_executable(path: Path, text: str) -> None:
-    path.write_text(text, encoding="utf-8")
-    path.chmod(0o755)
+def stub_path(binary: str) -> str:
+    """Where a command lives in the box: its own path, or the image's command folder."""
+    return binary if binary.startswith("/") else f"{COMMAND_DIR}/{binary}"
+
+
+def run_jobs(jobs: Sequence[Job], workers: int | None = None) -> list[list[Run]]:
+    """Runs every launch of every job; the jobs are shared out over a few boxes."""
+    if not jobs:
+        return []
+    boxes = max(1, min(workers or os.cpu_count() or 1, 4, len(jobs)))
+    shares = [list(range(i, len(jobs), boxes)) for i in range(boxes)]
+    results: list[list[Run]] = [[] for _ in jobs]
+    with ThreadPoolExecutor(max_workers=boxes) as pool:
+        done = list(pool.map(lambda s: _run_box([jobs[i] for i in s]), shares))
+    for share, runs in zip(shares, done, strict=True):
+        for index, job_runs in zip(share, runs, strict=True):
+            results[index] = job_runs
+    return results
+
+
+def _run_box(jobs: list[Job]) -> list[list[Run]]:
+    batch = Path(tempfile.mkdtemp(prefix="profilegen-explain-"))
+    try:
+        names = [_write_job(batch / str(i), job) for i, job in enumerate(jobs)]
+        files = {
+            f"{RUN_DIR}-job.sh": _JOB.encode(),
+            f"{RUN_DIR}-driver.sh": _DRIVER.encode(),
+            "/usr/bin/nvidia-smi": _NVIDIA_SMI.encode(),
+            **{stub_path(n): b"#!/bin/sh\nexit 0\n" for n in IDLE_NAMES},
+            **{stub_path(e): _ENGINE_STUB.encode() for job in jobs for e in job.engines},
+        }
+        box = Box(
+            binds=(Bind(batch, JOBS, read_only=False),),
+            files=files,
+            env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
+        )
+        launches = sum(len(job.launches) for job in jobs)
+        run(
+            box,
+            ["/bin/bash", "-p", f"{RUN_DIR}-driver.sh", *(f"{JOBS}/{n}" for n in names)],
+            timeout=60 + TIMEOUT_S * launches,
+        )
+        return [_read_job(batch / name, job) for name, job in zip(names, jobs, strict=True)]
+    finally:
+        shutil.rmtree(batch, ignore_errors=True)
+
+
+def _nul(items: Sequence[str]) -> bytes:
+    return b"".join(item.encode() + b"\0" for item in items)
+
+
+def _write_job(folder: Path, job: Job) -> str:
+    for rel, data in job.layout.files.items():
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    for rel in job.layout.dirs:
+        (folder / rel).mkdir(parents=True, exist_ok=True)
+    (folder / "mounts").write_bytes(
+        _nul([w for m in job.layout.mounts for w in (m.source, m.target, "01"[m.read_only])])
+    )
+    for i, launch in enumerate(job.launches):
+        where = folder / "launch" / f"{i:04d}"
+        where.mkdir(parents=True)
+        (where / "env").write_bytes(_nul([f"{k}={v}" for k, v in launch.env]))
+        (where / "argv").write_bytes(_nul(list(launch.argv)))
+        link = "NV4" if launch.nvlink else "PHB"
+        (where / "gpus").write_text(f"{max(launch.gpus, 1)} {link}\n")
+    return folder.name
 
 
 def _read_nul(path: Path) -> list[str]:
+    if not path.is_file():
+        return []
     data = path.read_bytes().decode("utf-8", errors="replace")
     return data.split("\0")[:-1] if data else []
 
 
-def run_entrypoint(
-    argv_for: Callable[[Path], list[str]],
-    env: dict[str, str],
-    *,
-    engine: str,
-    gpus: int,
-    nvlink: bool,
-) -> Run:
-    """Runs the container's entrypoint + command with `env`, under stubs.
-
-    `argv_for` gets the path of a log file the script may append to and returns the argv.
-    """
-    stubs = _stub_dir(engine)
-    with tempfile.TemporaryDirectory(prefix="profilegen-explain-") as tmp:
-        box = Path(tmp)
-        log = box / "steps.log"
-        log.touch()
-        run_env = {
-            **env,
-            "PATH": f"{stubs}:/usr/local/bin:/usr/bin:/bin",
-            "PG_EXPLAIN_OUT": str(box),
-            "PG_EXPLAIN_GPUS": str(max(gpus, 1)),
-            "PG_EXPLAIN_LINK": "NV4" if nvlink else "PHB",
-            "TMPDIR": str(box),  # what the script creates with mktemp goes with the folder
-        }
-        code, stderr, timed_out = _run(argv_for(log), run_env, box)
-        steps = tuple(log.read_text(encoding="utf-8", errors="replace").splitlines())
-        out_argv, out_env = box / "engine.argv", box / "engine.env"
-        if not out_argv.is_file():
-            return Run(code, stderr, timed_out=timed_out, log=steps)
-        words = _read_nul(out_argv)
-        pairs = [item.partition("=") for item in _read_nul(out_env)]
-        engine_env = tuple(
-            sorted(
-                (k, v)
-                for k, _, v in pairs
-                if k not in SHELL_VARIABLES
-                and not k.startswith("PG_EXPLAIN_")
-                and not (k == "TMPDIR" and v == str(box))
-            )
-        )
-        return Run(code, stderr, words[0], tuple(words[1:]), engine_env, log=steps)
+def _read_job(folder: Path, job: Job) -> list[Run]:
+    error = folder / "error"
+    if error.is_file():
+        message = error.read_text(errors="replace").strip()
+        return [Run(1, f"profilegen: {message}; refusing to boot\n") for _ in job.launches]
+    return [_read_launch(folder / "launch" / f"{i:04d}") for i in range(len(job.launches))]
 
 
-def _run(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int | None, str, bool]:
-    proc = subprocess.Popen(
-        argv,
-        env=env,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,  # a timeout kills the whole process group
+def _read_launch(where: Path) -> Run:
+    stderr = (where / "stderr").read_text(errors="replace") if (where / "stderr").is_file() else ""
+    code_text = (where / "code").read_text().strip() if (where / "code").is_file() else ""
+    code = int(code_text) if code_text.lstrip("-").isdigit() else None
+    timed_out = code in (None, 137)
+    steps = (
+        tuple((where / "steps.log").read_text(errors="replace").splitlines())
+        if (where / "steps.log").is_file()
+        else ()
     )
-    try:
-        _, err = proc.communicate(timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        _, err = proc.communicate()
-        return None, err.decode("utf-8", errors="replace"), True
-    return proc.returncode, err.decode("utf-8", errors="replace"), False
+    words = _read_nul(where / "engine.argv")
+    if not words:
+        return Run(None if timed_out else code, stderr, timed_out=timed_out, log=steps)
+    pairs = [item.partition("=") for item in _read_nul(where / "engine.env")]
+    env = tuple(sorted((k, v) for k, _, v in pairs if k not in SHELL_VARIABLES))
+    exe = words[0].rsplit("/", 1)[-1]
+    return Run(code, stderr, exe, tuple(words[1:]), env, log=steps)

@@ -9,19 +9,17 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from ..cache import Store
-from ..model import Profile
 from ..registry import Registry
 from ..render import Rendered
-from .core import Scenario, explain
+from .core import Prepared, prepare, run_prepared
 from .memo import sources_digest
 from .scenarios import scenarios_for
 
 # Bump when the sandbox or the verdict changes, so cached outcomes are not reused.
-VERDICT_VERSION = "2"
+VERDICT_VERSION = "3"
 GUARD_EXIT_CODES = (1, 2)
 SANDBOX_REFUSALS = ("the drafter's file ",)
 
@@ -51,7 +49,9 @@ class Outcome:
 def _key(rendered: Rendered, kind: str) -> str:
     """What a profile's outcomes depend on: its compose file, its engine kind (which picks the
     scenarios) and the sandbox's code."""
-    digest = hashlib.sha256(sources_digest() + VERDICT_VERSION.encode() + b"\0" + rendered.compose)
+    digest = hashlib.sha256(sources_digest() + VERDICT_VERSION.encode())
+    for name, data in sorted(rendered.files().items()):
+        digest.update(b"\0" + name.encode() + b"\0" + hashlib.sha256(data).digest())
     digest.update(kind.encode())
     return digest.hexdigest()
 
@@ -64,22 +64,15 @@ def _load(data: bytes | None) -> list[Outcome] | None:
     return None
 
 
-def _outcome(
-    registry: Registry, profile: Profile, rendered: Rendered, scenario: Scenario
-) -> Outcome:
-    result = explain(registry, profile, scenario, rendered)
-    return Outcome(scenario.label, result.launched, result.exit_code, result.message)
-
-
 def scenario_outcomes(
-    registry: Registry, rendered: dict[str, Rendered], workers: int = 4
+    registry: Registry, rendered: dict[str, Rendered]
 ) -> dict[str, list[Outcome]]:
-    """Profile id -> the outcome of each of its scenarios (bash runs in parallel); a profile
-    whose compose file is unchanged is not run again."""
+    """Profile id -> the outcome of each of its scenarios (all run in one batch); a profile
+    whose files are unchanged is not run again."""
     store = Store("verdict")
     out: dict[str, list[Outcome]] = {}
     keys: dict[str, str] = {}
-    jobs: list[tuple[str, Scenario]] = []
+    todo: list[Prepared] = []
     for pid, r in sorted(rendered.items()):
         profile = registry.profiles[pid]
         keys[pid] = _key(r, registry.engines[profile.engine].kind)
@@ -87,16 +80,11 @@ def scenario_outcomes(
         if hit is not None:
             out[pid] = hit
         else:
-            jobs += [(pid, scenario) for scenario in scenarios_for(registry, profile, r)]
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        ran = list(
-            pool.map(
-                lambda j: _outcome(registry, registry.profiles[j[0]], rendered[j[0]], j[1]), jobs
-            )
-        )
+            todo += [prepare(registry, profile, s, r) for s in scenarios_for(registry, profile, r)]
     fresh: dict[str, list[Outcome]] = {}
-    for (pid, _), outcome in zip(jobs, ran, strict=True):
-        fresh.setdefault(pid, []).append(outcome)
+    for result in run_prepared(todo):
+        outcome = Outcome(result.scenario.label, result.launched, result.exit_code, result.message)
+        fresh.setdefault(result.profile, []).append(outcome)
     for pid, outcomes in fresh.items():
         store.put(keys[pid], json.dumps([o.__dict__ for o in outcomes]).encode())
     return dict(sorted({**out, **fresh}.items()))

@@ -17,7 +17,9 @@ from ..render.targets.k8s import RenderedK8s, build_k8s, render_k8s
 COMPOSE_DIR = "compose"
 GATEWAYS_DIR = "gateways"
 K8S_DIR = "k8s"
-GENERATED_NAMES = frozenset({"compose.yaml", "patches.manifest.json", ".env.example"})
+GENERATED_NAMES = frozenset(
+    {"compose.yaml", "entrypoint.sh", "helpers.sh", "patches.manifest.json", ".env.example"}
+)
 GATEWAY_NAMES = frozenset({"compose.yaml", "config.yaml", ".env.example"})
 K8S_NAMES = frozenset({"kubernetes.yaml"})
 # Folder -> the file names profilegen writes in each of its <id>/ folders.

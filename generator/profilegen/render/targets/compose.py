@@ -21,6 +21,12 @@ from ..tunables import interp
 from ..verify import verify_compose
 
 ENGINE_TEMPLATES = {"vllm": "vllm", "llama.cpp": "llamacpp", "sglang": "sglang"}
+# Where the container finds the entrypoint and its helpers (both mounted read-only from the
+# bundle); it runs `bash -p`, so no variable of its environment changes how bash starts.
+SCRIPT_DIR = "/profilegen"
+ENTRYPOINT = "entrypoint.sh"
+HELPERS = "helpers.sh"
+SCRIPT_FILES = (ENTRYPOINT, HELPERS)
 
 
 @dataclass(frozen=True)
@@ -32,19 +38,23 @@ class Rendered:
     env_example: bytes
     service: dict[str, Any]
     command: EngineCommand
+    entrypoint: bytes
+    helpers: bytes
 
     def files(self) -> dict[str, bytes]:
         """Files of compose/<id>/ (and of a bundle), by name."""
         return {
             "compose.yaml": self.compose,
+            ENTRYPOINT: self.entrypoint,
+            HELPERS: self.helpers,
             "patches.manifest.json": self.manifest_json,
             ".env.example": self.env_example,
         }
 
     @property
     def script(self) -> str:
-        """The entrypoint script the service runs (`bash -c SCRIPT`), as rendered."""
-        return str(self.service["entrypoint"][2])
+        """The entrypoint script the service runs (`bash -p entrypoint.sh`), as rendered."""
+        return self.entrypoint.decode()
 
 
 def _project_name(profile_id: str) -> str:
@@ -81,6 +91,15 @@ def _volumes(ctx: Context) -> list[dict[str, Any]]:
     volumes = [
         {
             "type": "bind",
+            "source": f"./{name}",
+            "target": f"{SCRIPT_DIR}/{name}",
+            "read_only": True,
+        }
+        for name in SCRIPT_FILES
+    ]
+    volumes += [
+        {
+            "type": "bind",
             "source": ctx.compose_value("MODEL_DIR", "./models"),
             "target": engine.model_mount,
             "read_only": engine.model_mount_readonly,
@@ -113,7 +132,7 @@ def _volumes(ctx: Context) -> list[dict[str, Any]]:
     return volumes
 
 
-def _service(ctx: Context, script: str) -> dict[str, Any]:
+def _service(ctx: Context) -> dict[str, Any]:
     profile = ctx.profile
     engine = ctx.engine
     port = ctx.compose_value("PORT", profile.port)
@@ -148,10 +167,15 @@ def _service(ctx: Context, script: str) -> dict[str, Any]:
                 "io.profilegen.title": profile.title,
                 "io.profilegen.image": engine.image_ref,
             },
-            "entrypoint": ["/bin/bash", "-c", script, f"profilegen-{profile.id}"],
+            "entrypoint": ["/bin/bash", "-p", f"{SCRIPT_DIR}/{ENTRYPOINT}"],
         }
     )
     return service
+
+
+def render_helpers(envs: dict[str, SandboxedEnvironment]) -> bytes:
+    """helpers.sh: the functions every entrypoint sources (the same for every profile)."""
+    return envs["shell"].get_template("entrypoint/helpers.sh.j2").render().encode()
 
 
 def _header(ctx: Context, envs: dict[str, SandboxedEnvironment]) -> RawYaml:
@@ -170,7 +194,7 @@ def render_profile(registry: Registry, profile: Profile) -> Rendered:
         .get_template(f"entrypoint/engines/{kind}.sh.j2")
         .render(c=ctx, p=ctx.profile, cmd=command)
     )
-    service = _service(ctx, script)
+    service = _service(ctx)
     compose = (
         envs["yaml"]
         .get_template("compose/compose.yaml.j2")
@@ -193,6 +217,8 @@ def render_profile(registry: Registry, profile: Profile) -> Rendered:
         env_example=env_example.encode(),
         service=service,
         command=command,
+        entrypoint=script.encode(),
+        helpers=render_helpers(envs),
     )
     verify_compose(profile.id, rendered.compose, service)
     return rendered

@@ -19,7 +19,7 @@ from ...registry import Registry
 from ...resources import template_dirs
 from ..context import Context, RenderError, environments
 from ..dialects import engine_command
-from .compose import ENGINE_TEMPLATES
+from .compose import ENGINE_TEMPLATES, render_helpers
 from .k8s_lws import leader_worker_set, multinode_args
 from .k8s_patches import FETCH_DIR, fetch_plan, patch_configmaps, plan_patches
 from .k8s_plan import (
@@ -104,6 +104,8 @@ def _scripts(
     else:
         # One node runs exactly the compose service's script.
         scripts = {"entrypoint.sh": script or _render_script(ctx, envs, _engine_template(ctx))}
+    # Each script sources the helpers beside it, as in the compose bundle.
+    scripts["helpers.sh"] = render_helpers(envs).decode()
     fetches, _ = fetch_plan(plan.deliveries)
     if fetches:
         template = envs["shell"].get_template("k8s/fetch-patches.sh.j2")

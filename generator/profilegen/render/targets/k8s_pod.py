@@ -168,7 +168,7 @@ def _container(
         "name": "engine" if role == "server" else role,
         "image": ctx.engine.image_ref,
         "imagePullPolicy": "IfNotPresent",
-        "command": ["/bin/bash", f"{SCRIPTS_DIR}/{script}"],
+        "command": ["/bin/bash", "-p", f"{SCRIPTS_DIR}/{script}"],
         "envFrom": [{"configMapRef": {"name": f"{plan.name}-tunables"}}],
         "env": container_env(plan),
         "resources": {"requests": dict(gpus), "limits": dict(gpus)},
@@ -222,7 +222,7 @@ def pod_spec(plan: PodPlan, role: Role, script: str) -> dict[str, Any]:
                 "name": "fetch-patches",
                 "image": plan.ctx.engine.image_ref,
                 "imagePullPolicy": "IfNotPresent",
-                "command": ["/bin/bash", f"{SCRIPTS_DIR}/fetch-patches.sh"],
+                "command": ["/bin/bash", "-p", f"{SCRIPTS_DIR}/fetch-patches.sh"],
                 "volumeMounts": [scripts, *fetch_mounts],
             }
         ]

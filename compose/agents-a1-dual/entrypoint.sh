@@ -1,0 +1,76 @@
+#!/bin/bash
+# profilegen entrypoint for agents-a1-dual: generated from the registry, do not edit.
+# The container runs it as `bash -p entrypoint.sh`: the functions it calls (pg_*) are in
+# helpers.sh beside it. It checks every setting, applies the patches, then starts the engine.
+set -euo pipefail
+source "${BASH_SOURCE[0]%/*}/helpers.sh"
+
+# Tunables: NAME TYPE DEFAULT, then their bounds and choices; a typo fails loudly at boot.
+pg_tunable TP int 2
+pg_range TP gt 0 - 0 '> 0'
+pg_tunable PP int 1
+pg_range PP gt 0 - 0 '> 0'
+pg_tunable MAX_MODEL_LEN int 262144
+pg_range MAX_MODEL_LEN gt 0 - 0 '> 0'
+pg_tunable GPU_MEMORY_UTILIZATION float 0.92
+pg_range GPU_MEMORY_UTILIZATION gt 0 le 1 '> 0 and <= 1'
+pg_tunable MAX_NUM_SEQS int 1
+pg_range MAX_NUM_SEQS gt 0 - 0 '> 0'
+pg_tunable MAX_NUM_BATCHED_TOKENS int 8192
+pg_range MAX_NUM_BATCHED_TOKENS gt 0 - 0 '> 0'
+pg_tunable KV_CACHE_DTYPE word fp8_e4m3
+pg_oneof KV_CACHE_DTYPE auto bfloat16 float16 fp8 fp8_e4m3 fp8_e5m2 int8_per_token_head
+pg_tunable ENABLE_THINKING bool false
+pg_tunable TEMP float 0.6
+pg_range TEMP ge 0 - 0 '>= 0'
+pg_tunable TOP_P float 0.95
+pg_range TOP_P gt 0 le 1 '> 0 and <= 1'
+pg_tunable TOP_K int 20
+pg_range TOP_K ge -1 - 0 '>= -1'
+pg_tunable MIN_P float 0.0
+pg_range MIN_P ge 0 le 1 '>= 0 and <= 1'
+pg_tunable REPEAT_PENALTY float 1.0
+pg_range REPEAT_PENALTY gt 0 - 0 '> 0'
+pg_tunable NVLINK_MODE word auto
+pg_oneof NVLINK_MODE auto force_off force_on pcie_p2p
+pg_ranges
+
+pg_pre_args=()
+# NVLink (or PCIe peer-to-peer), forced or detected at boot; without it custom all-reduce is off.
+pg_nvlink_setup
+[[ $pg_nvlink == 1 ]] || pg_pre_args+=(--disable-custom-all-reduce)
+# API key: API_KEY_FILE (a file in the container, such as a mounted secret) or else API_KEY.
+# It reaches the engine as VLLM_API_KEY, never on its command line or in a log.
+pg_read_api_key
+if [[ -n $pg_api_key ]]; then
+  export VLLM_API_KEY=$pg_api_key
+  pg_say "API key: required of every request"
+fi
+unset pg_api_key
+
+pg_spec_args=()
+
+pg_args=(
+  --model /root/.cache/huggingface/Agents-A1-FP8-dynamic
+  --served-model-name agents-a1
+  --quantization compressed-tensors
+  --dtype float16
+  --tensor-parallel-size "${TP}"
+  --pipeline-parallel-size "${PP}"
+  --max-model-len "${MAX_MODEL_LEN}"
+  --gpu-memory-utilization "${GPU_MEMORY_UTILIZATION}"
+  --max-num-seqs "${MAX_NUM_SEQS}"
+  --max-num-batched-tokens "${MAX_NUM_BATCHED_TOKENS}"
+  --kv-cache-dtype "${KV_CACHE_DTYPE}"
+  --enable-prefix-caching
+  --enable-chunked-prefill
+  --limit-mm-per-prompt '{"image":2,"audio":0}'
+  --reasoning-parser qwen3
+  --enable-auto-tool-choice
+  --tool-call-parser qwen3_coder
+  --default-chat-template-kwargs '{"enable_thinking":'"${ENABLE_THINKING}"'}'
+  --override-generation-config '{"temperature":'"${TEMP}"',"top_p":'"${TOP_P}"',"top_k":'"${TOP_K}"',"min_p":'"${MIN_P}"',"repetition_penalty":'"${REPEAT_PENALTY}"'}'
+  --host 0.0.0.0
+  --port 8000
+)
+exec vllm serve ${pg_pre_args[@]+"${pg_pre_args[@]}"} "${pg_args[@]}" ${pg_spec_args[@]+"${pg_spec_args[@]}"}

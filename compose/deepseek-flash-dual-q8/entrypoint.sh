@@ -1,0 +1,66 @@
+#!/bin/bash
+# profilegen entrypoint for deepseek-flash-dual-q8: generated from the registry, do not edit.
+# The container runs it as `bash -p entrypoint.sh`: the functions it calls (pg_*) are in
+# helpers.sh beside it. It checks every setting, applies the patches, then starts the engine.
+set -euo pipefail
+source "${BASH_SOURCE[0]%/*}/helpers.sh"
+
+# Tunables: NAME TYPE DEFAULT, then their bounds and choices; a typo fails loudly at boot.
+pg_tunable CTX_SIZE int 204800
+pg_range CTX_SIZE gt 0 - 0 '> 0'
+pg_tunable BATCH_SIZE int 4096
+pg_range BATCH_SIZE gt 0 - 0 '> 0'
+pg_tunable UBATCH_SIZE int 4096
+pg_range UBATCH_SIZE gt 0 - 0 '> 0'
+pg_tunable NP int 1
+pg_range NP gt 0 - 0 '> 0'
+pg_tunable SPLIT_MODE word layer
+pg_oneof SPLIT_MODE none layer row graph
+pg_tunable TENSOR_SPLIT word 1,1
+pg_ranges
+# Speculative decoding: SPEC_N sets the draft width, SPEC=off forces 0 (see helpers.sh).
+pg_spec_width 5 8
+
+pg_pre_args=()
+# API key: API_KEY_FILE (a file in the container, such as a mounted secret) or else API_KEY.
+# It reaches the engine in a file only this user can read, never on its command line or in a log.
+pg_read_api_key
+if [[ -n $pg_api_key ]]; then
+  pg_key_file=$(umask 077 && mktemp)
+  printf '%s\n' "$pg_api_key" >"$pg_key_file"
+  pg_pre_args+=(--api-key-file "$pg_key_file")
+  pg_say "API key: required of every request"
+fi
+unset pg_api_key
+
+pg_spec_args=()
+if ((SPEC_N > 0)); then
+  pg_spec_method=dspark
+  pg_say "speculative decoding: $pg_spec_method, width $SPEC_N"
+  pg_spec_args+=(--spec-type draft-dspark)
+  pg_spec_args+=(-md /models/deepseek-v4-flash-0731-gguf/dspark/dspark-DeepSeek-V4-Flash-0731-Q8_0.gguf)
+  pg_spec_args+=(--spec-draft-n-max "${SPEC_N}")
+else
+  pg_say "speculative decoding: off"
+fi
+
+pg_args=(
+  -m /models/deepseek-v4-flash-0731-gguf/UD-Q8_K_XL/DeepSeek-V4-Flash-0731-UD-Q8_K_XL-00001-of-00005.gguf
+  --alias deepseek-v4-flash
+  -c "${CTX_SIZE}"
+  -b "${BATCH_SIZE}"
+  -ub "${UBATCH_SIZE}"
+  -ngl 99
+  -sm "${SPLIT_MODE}"
+  -ts "${TENSOR_SPLIT}"
+  -fa on
+  -np "${NP}"
+  -t 8
+  -ot 'blk\.99999\.ffn_(gate|up|down)_exps\.weight=CUDA0,blk\.99999\.ffn_(gate|up|down)_exps\.weight=CUDA1,blk\.[0-9]+\.ffn_(gate|up|down)_exps\.weight=CPU'
+  --no-mmap
+  --cache-prompt
+  --fit off
+  --host 0.0.0.0
+  --port 8080
+)
+exec /app/llama-server ${pg_pre_args[@]+"${pg_pre_args[@]}"} "${pg_args[@]}" ${pg_spec_args[@]+"${pg_spec_args[@]}"}

@@ -1,0 +1,95 @@
+#!/bin/bash
+# profilegen entrypoint for qwen-27b-dual-lmcache: generated from the registry, do not edit.
+# The container runs it as `bash -p entrypoint.sh`: the functions it calls (pg_*) are in
+# helpers.sh beside it. It checks every setting, applies the patches, then starts the engine.
+set -euo pipefail
+source "${BASH_SOURCE[0]%/*}/helpers.sh"
+
+# Tunables: NAME TYPE DEFAULT, then their bounds and choices; a typo fails loudly at boot.
+pg_tunable TP int 2
+pg_range TP gt 0 - 0 '> 0'
+pg_tunable MAX_MODEL_LEN int 262144
+pg_range MAX_MODEL_LEN gt 0 - 0 '> 0'
+pg_tunable GPU_MEMORY_UTILIZATION float 0.92
+pg_range GPU_MEMORY_UTILIZATION gt 0 le 1 '> 0 and <= 1'
+pg_tunable MAX_NUM_SEQS int 2
+pg_range MAX_NUM_SEQS gt 0 - 0 '> 0'
+pg_tunable MAX_NUM_BATCHED_TOKENS int 1584
+pg_range MAX_NUM_BATCHED_TOKENS gt 0 - 0 '> 0'
+pg_tunable KV_CACHE_DTYPE word int8_per_token_head
+pg_oneof KV_CACHE_DTYPE auto bfloat16 float16 fp8 fp8_e4m3 fp8_e5m2 int8_per_token_head
+pg_tunable ENABLE_THINKING bool false
+pg_tunable NVLINK_MODE word auto
+pg_oneof NVLINK_MODE auto force_off force_on pcie_p2p
+pg_tunable LMCACHE_CHUNK_SIZE int 1584
+pg_range LMCACHE_CHUNK_SIZE gt 0 - 0 '> 0'
+pg_tunable LMCACHE_L1_GB int 30
+pg_range LMCACHE_L1_GB gt 0 - 0 '> 0'
+pg_tunable LMCACHE_L2 bool false
+pg_ranges
+# Speculative decoding: SPEC_N sets the draft width, SPEC=off forces 0 (see helpers.sh).
+pg_spec_width 3 8
+
+pg_pre_args=()
+# NVLink (or PCIe peer-to-peer), forced or detected at boot; without it custom all-reduce is off.
+pg_nvlink_setup
+[[ $pg_nvlink == 1 ]] || pg_pre_args+=(--disable-custom-all-reduce)
+# API key: API_KEY_FILE (a file in the container, such as a mounted secret) or else API_KEY.
+# It reaches the engine as VLLM_API_KEY, never on its command line or in a log.
+pg_read_api_key
+if [[ -n $pg_api_key ]]; then
+  export VLLM_API_KEY=$pg_api_key
+  pg_say "API key: required of every request"
+fi
+unset pg_api_key
+# LMCache's server, the KV connector's peer, runs beside vLLM in this container: L1 in
+# host RAM, L2 on disk only when LMCACHE_L2 is on. The connector refuses expandable
+# segments, so the allocator setting the PCIe path exports is dropped.
+[[ ${pg_nvlink:-0} == 1 ]] || unset PYTORCH_CUDA_ALLOC_CONF
+pg_lmcache_args=(--chunk-size "${LMCACHE_CHUNK_SIZE}" --l1-size-gb "${LMCACHE_L1_GB}" --eviction-policy LRU)
+if [[ $LMCACHE_L2 == true ]]; then
+  pg_lmcache_args+=(--l2-adapter '{"type":"fs","base_path":"/lmcache-kv"}')
+fi
+pg_say "LMCache server: chunk ${LMCACHE_CHUNK_SIZE} tokens, L1 ${LMCACHE_L1_GB} GB"
+lmcache server "${pg_lmcache_args[@]}" &
+sleep 6
+# Patches: every mounted file is verified against its pinned sha256 first, then the steps
+# apply in order; a step whose marker is present is skipped; any failure refuses the boot.
+pg_patch_root=${PROFILEGEN_PATCH_ROOT:-/etc/club3090}
+pg_pkg=${PROFILEGEN_PACKAGE_DIR:-/usr/local/lib/python3.12/dist-packages/vllm}
+pg_verify '' /etc/qwen-froggeric-chat-template.jinja d203f3342d8a7f8474dd55563eece3a26e71b21c6f667c9db9c93b762b3bf997
+# froggeric-chat-template-vllm-lmcache-663f9b2f7528: what froggeric-chat-template does at boot, as the catalogue ships it (drop when the pinned image includes it (see models/qwen3.6-27b/vllm/patches/froggeric-chat-template/README.md upstream))
+
+pg_spec_args=()
+if ((SPEC_N > 0)); then
+  pg_spec_method=mtp
+  pg_say "speculative decoding: $pg_spec_method, width $SPEC_N"
+  pg_spec_args+=(--speculative-config '{"method":"mtp","num_speculative_tokens":'"${SPEC_N}"'}')
+else
+  pg_say "speculative decoding: off"
+fi
+
+pg_args=(
+  --model /root/.cache/huggingface/qwen3.6-27b-fp8
+  --served-model-name qwen3.6-27b qwen3.6-27b-autoround
+  --quantization fp8
+  --dtype bfloat16
+  --tensor-parallel-size "${TP}"
+  --max-model-len "${MAX_MODEL_LEN}"
+  --gpu-memory-utilization "${GPU_MEMORY_UTILIZATION}"
+  --max-num-seqs "${MAX_NUM_SEQS}"
+  --max-num-batched-tokens "${MAX_NUM_BATCHED_TOKENS}"
+  --kv-cache-dtype "${KV_CACHE_DTYPE}"
+  --enable-prefix-caching
+  --mamba-cache-mode align
+  --trust-remote-code
+  --chat-template /etc/qwen-froggeric-chat-template.jinja
+  --reasoning-parser qwen3
+  --enable-auto-tool-choice
+  --tool-call-parser qwen3_coder
+  --default-chat-template-kwargs '{"enable_thinking":'"${ENABLE_THINKING}"'}'
+  --kv-transfer-config '{"kv_connector":"LMCacheMPConnector","kv_role":"kv_both"}'
+  --host 0.0.0.0
+  --port 8000
+)
+exec vllm serve ${pg_pre_args[@]+"${pg_pre_args[@]}"} "${pg_args[@]}" ${pg_spec_args[@]+"${pg_spec_args[@]}"}

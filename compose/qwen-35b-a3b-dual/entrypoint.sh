@@ -1,0 +1,87 @@
+#!/bin/bash
+# profilegen entrypoint for qwen-35b-a3b-dual: generated from the registry, do not edit.
+# The container runs it as `bash -p entrypoint.sh`: the functions it calls (pg_*) are in
+# helpers.sh beside it. It checks every setting, applies the patches, then starts the engine.
+set -euo pipefail
+source "${BASH_SOURCE[0]%/*}/helpers.sh"
+
+# Tunables: NAME TYPE DEFAULT, then their bounds and choices; a typo fails loudly at boot.
+pg_tunable TP int 2
+pg_range TP gt 0 - 0 '> 0'
+pg_tunable PP int 1
+pg_range PP gt 0 - 0 '> 0'
+pg_tunable MAX_MODEL_LEN int 262144
+pg_range MAX_MODEL_LEN gt 0 - 0 '> 0'
+pg_tunable GPU_MEMORY_UTILIZATION float 0.92
+pg_range GPU_MEMORY_UTILIZATION gt 0 le 1 '> 0 and <= 1'
+pg_tunable MAX_NUM_SEQS int 1
+pg_range MAX_NUM_SEQS gt 0 - 0 '> 0'
+pg_tunable MAX_NUM_BATCHED_TOKENS int 8192
+pg_range MAX_NUM_BATCHED_TOKENS gt 0 - 0 '> 0'
+pg_tunable LONG_PREFILL_TOKEN_THRESHOLD int 0
+pg_range LONG_PREFILL_TOKEN_THRESHOLD ge 0 - 0 '>= 0'
+pg_tunable KV_CACHE_DTYPE word fp8_e4m3
+pg_oneof KV_CACHE_DTYPE auto bfloat16 float16 fp8 fp8_e4m3 fp8_e5m2 int8_per_token_head
+pg_tunable ENABLE_THINKING bool false
+pg_tunable TEMP float 0.6
+pg_range TEMP ge 0 - 0 '>= 0'
+pg_tunable TOP_P float 0.95
+pg_range TOP_P gt 0 le 1 '> 0 and <= 1'
+pg_tunable TOP_K int 20
+pg_range TOP_K ge -1 - 0 '>= -1'
+pg_tunable MIN_P float 0.0
+pg_range MIN_P ge 0 le 1 '>= 0 and <= 1'
+pg_tunable REPEAT_PENALTY float 1.0
+pg_range REPEAT_PENALTY gt 0 - 0 '> 0'
+pg_tunable NVLINK_MODE word auto
+pg_oneof NVLINK_MODE auto force_off force_on pcie_p2p
+pg_ranges
+
+pg_pre_args=()
+# NVLink (or PCIe peer-to-peer), forced or detected at boot; without it custom all-reduce is off.
+pg_nvlink_setup
+[[ $pg_nvlink == 1 ]] || pg_pre_args+=(--disable-custom-all-reduce)
+# API key: API_KEY_FILE (a file in the container, such as a mounted secret) or else API_KEY.
+# It reaches the engine as VLLM_API_KEY, never on its command line or in a log.
+pg_read_api_key
+if [[ -n $pg_api_key ]]; then
+  export VLLM_API_KEY=$pg_api_key
+  pg_say "API key: required of every request"
+fi
+unset pg_api_key
+# Patches: every mounted file is verified against its pinned sha256 first, then the steps
+# apply in order; a step whose marker is present is skipped; any failure refuses the boot.
+pg_patch_root=${PROFILEGEN_PATCH_ROOT:-/etc/club3090}
+pg_pkg=${PROFILEGEN_PACKAGE_DIR:-/usr/local/lib/python3.12/dist-packages/vllm}
+pg_verify '' /etc/qwen-froggeric-chat-template.jinja d203f3342d8a7f8474dd55563eece3a26e71b21c6f667c9db9c93b762b3bf997
+# froggeric-chat-template: what froggeric-chat-template does at boot, as the catalogue ships it (drop when the pinned image includes it (see models/qwen3.6-27b/vllm/patches/froggeric-chat-template/README.md upstream))
+
+pg_spec_args=()
+
+pg_args=(
+  --model /root/.cache/huggingface/qwen3.6-35b-a3b-autoround-int4
+  --served-model-name qwen3.6-35b-a3b-autoround
+  --quantization auto_round
+  --dtype float16
+  --tensor-parallel-size "${TP}"
+  --pipeline-parallel-size "${PP}"
+  --max-model-len "${MAX_MODEL_LEN}"
+  --gpu-memory-utilization "${GPU_MEMORY_UTILIZATION}"
+  --max-num-seqs "${MAX_NUM_SEQS}"
+  --max-num-batched-tokens "${MAX_NUM_BATCHED_TOKENS}"
+  --long-prefill-token-threshold "${LONG_PREFILL_TOKEN_THRESHOLD}"
+  --kv-cache-dtype "${KV_CACHE_DTYPE}"
+  --enable-prefix-caching
+  --enable-chunked-prefill
+  --trust-remote-code
+  --limit-mm-per-prompt '{"image":2,"audio":0}'
+  --chat-template /etc/qwen-froggeric-chat-template.jinja
+  --reasoning-parser qwen3
+  --enable-auto-tool-choice
+  --tool-call-parser qwen3_coder
+  --default-chat-template-kwargs '{"enable_thinking":'"${ENABLE_THINKING}"'}'
+  --override-generation-config '{"temperature":'"${TEMP}"',"top_p":'"${TOP_P}"',"top_k":'"${TOP_K}"',"min_p":'"${MIN_P}"',"repetition_penalty":'"${REPEAT_PENALTY}"'}'
+  --host 0.0.0.0
+  --port 8000
+)
+exec vllm serve ${pg_pre_args[@]+"${pg_pre_args[@]}"} "${pg_args[@]}" ${pg_spec_args[@]+"${pg_spec_args[@]}"}

@@ -1,0 +1,90 @@
+#!/bin/bash
+# profilegen entrypoint for qwen36-27b-prism-pro-dq-mtp: generated from the registry, do not edit.
+# The container runs it as `bash -p entrypoint.sh`: the functions it calls (pg_*) are in
+# helpers.sh beside it. It checks every setting, applies the patches, then starts the engine.
+set -euo pipefail
+source "${BASH_SOURCE[0]%/*}/helpers.sh"
+
+# Tunables: NAME TYPE DEFAULT, then their bounds and choices; a typo fails loudly at boot.
+pg_tunable CTX_SIZE int 122880
+pg_range CTX_SIZE gt 0 - 0 '> 0'
+pg_tunable BATCH_SIZE int 4096
+pg_range BATCH_SIZE gt 0 - 0 '> 0'
+pg_tunable UBATCH_SIZE int 1024
+pg_range UBATCH_SIZE gt 0 - 0 '> 0'
+pg_tunable KV_TYPE word q4_0
+pg_oneof KV_TYPE bf16 f16 f32 iq4_nl q4_0 q4_1 q5_0 q5_1 q8_0
+pg_tunable NP int 1
+pg_range NP gt 0 - 0 '> 0'
+pg_tunable REASONING word false
+pg_tunable REASONING_FORMAT word deepseek
+pg_tunable TEMP float 0.6
+pg_range TEMP ge 0 - 0 '>= 0'
+pg_tunable TOP_P float 0.95
+pg_range TOP_P gt 0 le 1 '> 0 and <= 1'
+pg_tunable TOP_K int 20
+pg_range TOP_K ge -1 - 0 '>= -1'
+pg_tunable MIN_P float 0.0
+pg_range MIN_P ge 0 le 1 '>= 0 and <= 1'
+pg_tunable REPEAT_PENALTY float 1.0
+pg_range REPEAT_PENALTY gt 0 - 0 '> 0'
+pg_ranges
+# Speculative decoding: SPEC_N sets the draft width, SPEC=off forces 0 (see helpers.sh).
+pg_spec_width 4 8
+
+pg_pre_args=()
+# API key: API_KEY_FILE (a file in the container, such as a mounted secret) or else API_KEY.
+# It reaches the engine in a file only this user can read, never on its command line or in a log.
+pg_read_api_key
+if [[ -n $pg_api_key ]]; then
+  pg_key_file=$(umask 077 && mktemp)
+  printf '%s\n' "$pg_api_key" >"$pg_key_file"
+  pg_pre_args+=(--api-key-file "$pg_key_file")
+  pg_say "API key: required of every request"
+fi
+unset pg_api_key
+
+pg_spec_args=()
+if ((SPEC_N > 0)); then
+  pg_spec_method=mtp
+  pg_say "speculative decoding: $pg_spec_method, width $SPEC_N"
+  pg_spec_args+=(--spec-type mtp:n_max="${SPEC_N}",p_min=0.0)
+else
+  pg_say "speculative decoding: off"
+fi
+# llama-server takes on, off or auto; the boolean spellings map onto the first two.
+case ${REASONING,,} in
+  1 | true | yes | on) pg_reasoning=on ;;
+  0 | false | no | off) pg_reasoning=off ;;
+  auto) pg_reasoning=auto ;;
+  *) pg_die 1 "REASONING must be on, off or auto, got '$REASONING'" ;;
+esac
+
+pg_args=(
+  --model /models/qwen3.6-27b-gguf/ex0bit-prism-pro-dq/Qwen3.6-27B-PRISM-PRO-DQ.gguf
+  --ctx-size "${CTX_SIZE}"
+  -b "${BATCH_SIZE}"
+  -ub "${UBATCH_SIZE}"
+  -ngl 99
+  -fa on
+  -ctk "${KV_TYPE}"
+  -ctv "${KV_TYPE}"
+  -np "${NP}"
+  --jinja
+  --reasoning "${pg_reasoning}"
+  --reasoning-format "${REASONING_FORMAT}"
+  --temp "${TEMP}"
+  --top-p "${TOP_P}"
+  --top-k "${TOP_K}"
+  --min-p "${MIN_P}"
+  --repeat-penalty "${REPEAT_PENALTY}"
+  --parallel-tool-calls
+  -khad
+  -vhad
+  --merge-qkv
+  --recurrent-ckpt-mode auto
+  -ngld 99
+  --host 0.0.0.0
+  --port 8080
+)
+exec /app/llama-server ${pg_pre_args[@]+"${pg_pre_args[@]}"} "${pg_args[@]}" ${pg_spec_args[@]+"${pg_spec_args[@]}"}

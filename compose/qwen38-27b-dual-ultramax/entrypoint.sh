@@ -1,0 +1,121 @@
+#!/bin/bash
+# profilegen entrypoint for qwen38-27b-dual-ultramax: generated from the registry, do not edit.
+# The container runs it as `bash -p entrypoint.sh`: the functions it calls (pg_*) are in
+# helpers.sh beside it. It checks every setting, applies the patches, then starts the engine.
+set -euo pipefail
+source "${BASH_SOURCE[0]%/*}/helpers.sh"
+
+# Tunables: NAME TYPE DEFAULT, then their bounds and choices; a typo fails loudly at boot.
+pg_tunable TP int 2
+pg_range TP gt 0 - 0 '> 0'
+pg_tunable PP int 1
+pg_range PP gt 0 - 0 '> 0'
+pg_tunable MAX_MODEL_LEN int 65536
+pg_range MAX_MODEL_LEN gt 0 - 0 '> 0'
+pg_tunable GPU_MEMORY_UTILIZATION float 0.92
+pg_range GPU_MEMORY_UTILIZATION gt 0 le 1 '> 0 and <= 1'
+pg_tunable MAX_NUM_SEQS int 1
+pg_range MAX_NUM_SEQS gt 0 - 0 '> 0'
+pg_tunable MAX_NUM_BATCHED_TOKENS int 8192
+pg_range MAX_NUM_BATCHED_TOKENS gt 0 - 0 '> 0'
+pg_tunable LONG_PREFILL_TOKEN_THRESHOLD int 4096
+pg_range LONG_PREFILL_TOKEN_THRESHOLD ge 0 - 0 '>= 0'
+pg_tunable KV_CACHE_DTYPE word bfloat16
+pg_oneof KV_CACHE_DTYPE auto bfloat16 float16 fp8 fp8_e4m3 fp8_e5m2 int8_per_token_head
+pg_tunable ATTN_BACKEND word FLASH_ATTN
+pg_tunable ENABLE_THINKING bool false
+pg_tunable REASONING_EFFORT word low
+[[ $ENABLE_THINKING != true || -n ${TEMP-} ]] || TEMP=1.0
+pg_tunable TEMP float 0.7
+pg_range TEMP ge 0 - 0 '>= 0'
+[[ $ENABLE_THINKING != true || -n ${TOP_P-} ]] || TOP_P=0.95
+pg_tunable TOP_P float 0.8
+pg_range TOP_P gt 0 le 1 '> 0 and <= 1'
+pg_tunable TOP_K int 20
+pg_range TOP_K ge -1 - 0 '>= -1'
+pg_tunable MIN_P float 0.0
+pg_range MIN_P ge 0 le 1 '>= 0 and <= 1'
+[[ $ENABLE_THINKING != true || -n ${PRESENCE_PENALTY-} ]] || PRESENCE_PENALTY=0.0
+pg_tunable PRESENCE_PENALTY float 1.5
+pg_range PRESENCE_PENALTY ge -2 le 2 '>= -2 and <= 2'
+pg_tunable REPEAT_PENALTY float 1.0
+pg_range REPEAT_PENALTY gt 0 - 0 '> 0'
+pg_tunable NVLINK_MODE word auto
+pg_oneof NVLINK_MODE auto force_off force_on pcie_p2p
+pg_ranges
+# Speculative decoding: SPEC_N sets the draft width, SPEC=off forces 0 (see helpers.sh).
+pg_spec_width 7 15
+
+# Hardware guard (NVIDIA GeForce RTX 3090, sm 8.6): which KV dtypes each attention backend takes.
+pg_gpu_name='NVIDIA GeForce RTX 3090'
+case $ATTN_BACKEND in
+  FLASH_ATTN) pg_kv_ok=(auto bfloat16 float16) ;;
+  FLASHINFER) pg_kv_ok=(auto bfloat16 float16 fp8 fp8_e4m3 fp8_e5m2) ;;
+  TRITON_ATTN) pg_kv_ok=(auto bfloat16 float16 fp8 fp8_e4m3 fp8_e5m2) ;;
+  *) pg_kv_ok=() ;;
+esac
+if ((${#pg_kv_ok[@]})) && [[ " ${pg_kv_ok[*]} " != *" $KV_CACHE_DTYPE "* ]]; then
+  pg_die 2 "KV_CACHE_DTYPE=$KV_CACHE_DTYPE is not accepted by $ATTN_BACKEND on $pg_gpu_name (takes: ${pg_kv_ok[*]}); refusing to boot"
+fi
+pg_pre_args=()
+# NVLink (or PCIe peer-to-peer), forced or detected at boot; without it custom all-reduce is off.
+pg_nvlink_setup
+[[ $pg_nvlink == 1 ]] || pg_pre_args+=(--disable-custom-all-reduce)
+# API key: API_KEY_FILE (a file in the container, such as a mounted secret) or else API_KEY.
+# It reaches the engine as VLLM_API_KEY, never on its command line or in a log.
+pg_read_api_key
+if [[ -n $pg_api_key ]]; then
+  export VLLM_API_KEY=$pg_api_key
+  pg_say "API key: required of every request"
+fi
+unset pg_api_key
+# Patches: every mounted file is verified against its pinned sha256 first, then the steps
+# apply in order; a step whose marker is present is skipped; any failure refuses the boot.
+pg_patch_root=${PROFILEGEN_PATCH_ROOT:-/etc/club3090}
+pg_pkg=${PROFILEGEN_PACKAGE_DIR:-/usr/local/lib/python3.12/dist-packages/vllm}
+pg_verify pr48375 install.sh 7f90298659c9302d8c683dd8506365eab10184a94a3151c891a40e95c346a055
+pg_verify pr48375 patch_mamba_drop_eagle_block.py c1d691a3f005a1da5e443851e5434d904eba2ad327b20710f4122cd55d3bc71d
+pg_verify dflash2 install.sh f80c7b3d286a99c1347c09a9958aa20cf6af4aa8d80872602ae06711cd5b7a8d
+pg_verify dflash2 dflash2-backport.patch f0176948a58099ca7273199a30a25e52728cfcfa1b4ec1748ddc431f8e5cb73e
+pg_verify dflash2 patch_topk_4arg_compat.py fb0df65400e444a9ed842e35d2398b6be49de13d0219b0d52793ccc10369a77a
+pg_verify dflash2 _check_applied.py b75b4b37e982b940187b2286de81659a2c28c1003a33a5aa694e81676f19f1c0
+# vllm-pr48375-mamba-drop-eagle-block: spec-decode drafters on hybrid attention/mamba models (drop when the pinned vLLM image includes PR 48375)
+pg_script pr48375 install.sh bash 1 '' ''
+# vllm-dflash2-backport: DFlash2 speculative decoding (drop when the pinned vLLM image includes PR 52816)
+pg_script dflash2 install.sh bash 1 '' ''
+
+pg_spec_args=()
+if ((SPEC_N > 0)); then
+  pg_spec_method=dflash
+  pg_say "speculative decoding: $pg_spec_method, width $SPEC_N"
+  pg_spec_args+=(--speculative-config '{"method":"dflash","model":"/root/.cache/huggingface/qwen3.8-27b-dflash2-w4a16","num_speculative_tokens":'"${SPEC_N}"'}')
+else
+  pg_say "speculative decoding: off"
+fi
+
+pg_args=(
+  --model /root/.cache/huggingface/qwen3.8-27b-fp8
+  --served-model-name qwen3.8-27b qwen3.8-27b-fp8
+  --quantization fp8
+  --dtype bfloat16
+  --tensor-parallel-size "${TP}"
+  --pipeline-parallel-size "${PP}"
+  --max-model-len "${MAX_MODEL_LEN}"
+  --gpu-memory-utilization "${GPU_MEMORY_UTILIZATION}"
+  --max-num-seqs "${MAX_NUM_SEQS}"
+  --max-num-batched-tokens "${MAX_NUM_BATCHED_TOKENS}"
+  --long-prefill-token-threshold "${LONG_PREFILL_TOKEN_THRESHOLD}"
+  --kv-cache-dtype "${KV_CACHE_DTYPE}"
+  --attention-backend "${ATTN_BACKEND}"
+  --enable-prefix-caching
+  --enable-chunked-prefill
+  --trust-remote-code
+  --reasoning-parser qwen3
+  --enable-auto-tool-choice
+  --tool-call-parser qwen3_coder
+  --default-chat-template-kwargs '{"enable_thinking":'"${ENABLE_THINKING}"',"reasoning_effort":"'"${REASONING_EFFORT}"'"}'
+  --override-generation-config '{"temperature":'"${TEMP}"',"top_p":'"${TOP_P}"',"top_k":'"${TOP_K}"',"min_p":'"${MIN_P}"',"presence_penalty":'"${PRESENCE_PENALTY}"',"repetition_penalty":'"${REPEAT_PENALTY}"'}'
+  --host 0.0.0.0
+  --port 8000
+)
+exec vllm serve ${pg_pre_args[@]+"${pg_pre_args[@]}"} "${pg_args[@]}" ${pg_spec_args[@]+"${pg_spec_args[@]}"}
