@@ -45,6 +45,8 @@ pg_patch_root=${PROFILEGEN_PATCH_ROOT:-/etc/club3090}
 pg_pkg=${PROFILEGEN_PACKAGE_DIR:-/usr/local/lib/python3.12/dist-packages/vllm}
 pg_verify '' /etc/club3090/gemma-canonical-template.jinja ae53464bf3be25802b3a5b37def7fd89667067d7577049b3b2d74c4d8de4c6d4
 pg_verify g4patch sitecustomize.py 8ac925e593b292da295957ee337570d09dee53e609e03811644c814eae3e89b4
+# A verified patch folder Python imports from (PYTHONPATH, ahead of what the container had).
+export PYTHONPATH=/etc/club3090/g4patch:${PYTHONPATH-}
 # google-canonical-chat-template-vllm-gemma4-unified: what google-canonical-chat-template does at boot, as the catalogue ships it (drop when the pinned image includes it (see models/gemma-4-31b/vllm/patches/google-canonical-chat-template/README.md upstream))
 # gemma4-unified-vision-unquant: what gemma4-unified-vision-unquant does at boot, as the catalogue ships it (drop when the pinned image includes it (see models/gemma-4-12b/vllm/patches/gemma4-unified-vision-unquant/README.md upstream))
 

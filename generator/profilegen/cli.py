@@ -11,7 +11,14 @@ from typing import Any
 
 import click
 
-from .errors import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_OK, ProfilegenError, RegistryError
+from .errors import (
+    EXIT_FINDINGS,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    ProfilegenError,
+    RegistryError,
+    printable,
+)
 
 # Command name -> module under profilegen.commands; a command's module (and what it imports)
 # is loaded only when that command runs.
@@ -66,14 +73,14 @@ class Group(click.Group):
             click.echo(summary(exc.findings), err=True)
             ctx.exit(EXIT_FINDINGS)
         except ProfilegenError as exc:
-            click.echo(f"error: {exc}", err=True)
+            click.echo(printable(f"error: {exc}", keep="\n"), err=True)
             ctx.exit(exc.exit_code)
         except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
             raise
         except OSError as exc:
             # The disk or the network said no: the user's environment, not a bug.
             where = f" {exc.filename}" if exc.filename else ""
-            click.echo(f"error: cannot access{where}: {exc.strerror or exc}", err=True)
+            click.echo(printable(f"error: cannot access{where}: {exc.strerror or exc}"), err=True)
             ctx.exit(EXIT_FINDINGS)
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)

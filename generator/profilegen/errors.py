@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
@@ -16,6 +17,25 @@ def suggest(word: str, choices: Sequence[str]) -> str | None:
     """A 'did you mean' for a misspelt key or reference."""
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return close[0] if close else None
+
+
+# Characters that a terminal or a reader cannot see for what they are: controls, line and
+# paragraph separators, and format characters (bidi overrides, zero-width joiners).
+_HIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"})
+
+
+def printable(text: str, *, keep: str = "") -> str:
+    """`text` with every hidden character written as an escape (`\\u202e`), so that a message
+    shows registry text for what it is and no file name can forge a line of output."""
+    out = []
+    for char in text:
+        if char in keep or unicodedata.category(char) not in _HIDDEN:
+            out.append(char)
+        elif ord(char) < 0x100:
+            out.append(f"\\x{ord(char):02x}")
+        else:
+            out.append(f"\\u{ord(char):04x}" if ord(char) < 0x10000 else f"\\U{ord(char):08x}")
+    return "".join(out)
 
 
 class Severity(str, Enum):
@@ -32,7 +52,8 @@ class Location:
     inherited_by: tuple[str, ...] = field(default=(), compare=False)
 
     def __str__(self) -> str:
-        return self.file if self.line is None else f"{self.file}:{self.line}"
+        file = printable(self.file)
+        return file if self.line is None else f"{file}:{self.line}"
 
     def via(self, profile: str) -> Location:
         """The same place, reached through `profile`'s `extends` chain."""
@@ -57,8 +78,9 @@ class Finding:
         return f" (inherited by {', '.join(names)})" if names else ""
 
     def render(self) -> str:
+        """One line, whatever the registry text in it holds."""
         hint = f" ({self.hint})" if self.hint else ""
-        return (
+        return printable(
             f"{self.location}: {self.severity.value}: [{self.rule}] "
             f"{self.message}{self.inherited}{hint}"
         )

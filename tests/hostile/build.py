@@ -36,6 +36,9 @@ class Case:
     # Text that must never appear (the content of a file outside the repository).
     never: tuple[str, ...] = ()
     bounded: bool = False  # the real CLI in a subprocess, with a time and memory limit
+    # Files (beside the case's registry) that must not exist after the run: what a registry
+    # value would have made on the host had it run there.
+    absent: tuple[str, ...] = ()
 
 
 # -- building blocks -------------------------------------------------------------------------

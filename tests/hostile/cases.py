@@ -10,6 +10,7 @@ crash the interpreter. `test_hostile.py` also proves every failing run wrote not
 from __future__ import annotations
 
 from tests.hostile.build import Case
+from tests.hostile.cases_container import container_cases
 from tests.hostile.cases_integrity import integrity_cases
 from tests.hostile.cases_layout import layout_cases, write_cases
 from tests.hostile.cases_yaml import yaml_cases
@@ -18,4 +19,10 @@ __all__ = ["Case", "cases"]
 
 
 def cases() -> list[Case]:
-    return [*yaml_cases(), *layout_cases(), *integrity_cases(), *write_cases()]
+    return [
+        *yaml_cases(),
+        *layout_cases(),
+        *integrity_cases(),
+        *write_cases(),
+        *container_cases(),
+    ]

@@ -87,5 +87,7 @@ def test_hostile_registry(case: Case, base: Path, tmp_path: Path) -> None:
         assert line in output.splitlines() or line in output, output
     for text in case.never:
         assert text not in output, output
+    for name in case.absent:
+        assert not (tmp_path / name).exists(), f"{name} was written on the host"
     if run.code != 0:
         assert snapshot(root, out) == before, "a failed run changed files"

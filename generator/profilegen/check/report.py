@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import click
 
-from ..errors import Finding, Severity
+from ..errors import Finding, Severity, printable
 
 
 def _escape_gh(text: str, *, prop: bool = False) -> str:
@@ -45,12 +45,13 @@ def format_findings(findings: Sequence[Finding], fmt: str, *, color: bool = Fals
         lines = []
         for f in ordered:
             level = "error" if f.severity is Severity.ERROR else "warning"
-            props = f"file={_escape_gh(f.location.file, prop=True)}"
+            props = f"file={_escape_gh(printable(f.location.file), prop=True)}"
             if f.location.line:
                 props += f",line={f.location.line}"
             props += f",title={_escape_gh(f.rule, prop=True)}"
             hint = f" ({f.hint})" if f.hint else ""
-            lines.append(f"::{level} {props}::{_escape_gh(f.message + f.inherited + hint)}")
+            text = printable(f.message + f.inherited + hint)
+            lines.append(f"::{level} {props}::{_escape_gh(text)}")
         return "\n".join(lines)
     return "\n".join(_line(f, color) for f in ordered)
 

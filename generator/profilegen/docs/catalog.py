@@ -10,6 +10,7 @@ from typing import Any
 
 from jinja2.sandbox import SandboxedEnvironment
 
+from ..errors import printable
 from ..model import Profile
 from ..model.profile import Envelope, Evidence, Measured
 from ..registry import Registry
@@ -207,7 +208,7 @@ def md_cell(value: object) -> str:
     """Registry text inside a Markdown table: no cell breaks, no HTML, one line."""
     if value is None:
         return "-"
-    text = " ".join(str(value).split())
+    text = printable(" ".join(str(value).split()))
     return _MD_SPECIAL.sub(r"\\\1", text)
 
 

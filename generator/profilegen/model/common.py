@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,79}$"
 ENV_NAME_PATTERN = r"^[A-Z_][A-Z0-9_]{0,63}$"
@@ -16,6 +16,25 @@ TEXT_PATTERN = r"^[^\x00-\x08\x0b-\x1f\x7f]*$"
 Id = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
 EnvName = Annotated[str, StringConstraints(pattern=ENV_NAME_PATTERN)]
 Text = Annotated[str, StringConstraints(pattern=TEXT_PATTERN, max_length=4000)]
+
+
+def _no_secret_reference(name: str) -> str:
+    # LiteLLM reads a config string that starts with `os.environ/` as the value of that
+    # variable: a served name that the gateway publishes would publish a secret.
+    if "os.environ" in name.lower():
+        raise ValueError(
+            f"{name!r} names an environment variable the way LiteLLM reads one "
+            "(os.environ/...): the gateway would publish its value"
+        )
+    return name
+
+
+# What an engine answers to (and the gateway routes by): it reaches clients as is.
+ServedName = Annotated[
+    str,
+    StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$"),
+    AfterValidator(_no_secret_reference),
+]
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 GitCommit = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{40}$")]
 PositiveInt = Annotated[int, Field(gt=0)]

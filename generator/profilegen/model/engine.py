@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import Field, StringConstraints, field_validator, model_validator
 
 from .common import EnvName, EnvSpec, Id, Strict, Text
 
+# A command name, or an absolute path whose steps are names (no `.`, `..` or empty step).
+BINARY = re.compile(r"(?:[A-Za-z0-9_][A-Za-z0-9_.+-]*|(?:/(?!\.\.?(?:/|$))[A-Za-z0-9_.+-]+)+)")
 TunableType = Literal["int", "float", "bool", "word", "path", "text"]
 
 
@@ -84,7 +87,13 @@ class Engine(Strict):
     digest: Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None
     # Environment variable that lets a rig owner swap the image (e.g. VLLM_IMAGE).
     image_env: EnvName | None = None
-    binary: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_./-]+$")]
+    # A command name the image's PATH finds, or an absolute path without `.`/`..` steps; never
+    # an option (it is the first word bash runs).
+    binary: Annotated[
+        str,
+        StringConstraints(max_length=255),
+        Field(json_schema_extra={"pattern": f"^{BINARY.pattern}$"}),
+    ]
     # Words between the binary and the server's arguments (`-m sglang.launch_server`).
     binary_args: list[Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.=-]+$")]] = Field(
         default_factory=list
@@ -142,6 +151,16 @@ class Engine(Strict):
     ) = None
     memory: EngineMemory | None = None
     notes: Text | None = None
+
+    @field_validator("binary")
+    @classmethod
+    def _command(cls, value: str) -> str:
+        if not BINARY.fullmatch(value):
+            raise ValueError(
+                f"{value!r} is not a command: give a name the image's PATH finds (vllm) or an "
+                "absolute path without . or .. steps (/app/llama-server), never an option"
+            )
+        return value
 
     @model_validator(mode="after")
     def _pinned(self) -> Engine:

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from .common import GitCommit, Id, PositiveInt, Size, Strict, Text
+from .common import GitCommit, Id, PositiveInt, ServedName, Size, Strict, Text
 
 HF_REPO_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$"
 HfRepo = Annotated[str, StringConstraints(pattern=HF_REPO_PATTERN)]
@@ -237,7 +237,7 @@ class Model(Strict):
     id: Id
     name: Text
     family: Id
-    served_name: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$")]
+    served_name: ServedName
     architecture: Architecture
     # Needed only for models whose code lives on the Hub; the reason is mandatory.
     trust_remote_code: Text | None = None

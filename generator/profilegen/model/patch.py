@@ -103,6 +103,9 @@ class Patch(Strict):
         default_factory=list
     )
     fail_closed: bool = True
+    # The folder joins PYTHONPATH at boot, ahead of what the container had (a sitecustomize.py
+    # or a module the engine imports): how a folder patch without steps takes effect.
+    python_path: bool = False
     activation: Activation | None = None
     requires: Requirements = Requirements()
     capability: Text
@@ -116,6 +119,8 @@ class Patch(Strict):
     def _steps_use_files(self) -> Patch:
         if self.mount_file is not None and (self.steps or len(self.source.files) != 1):
             raise ValueError("mount_file: a mounted file is one source file and no steps")
+        if self.mount_file is not None and self.python_path:
+            raise ValueError("python_path: only a patch folder joins PYTHONPATH, not one file")
         names = {f.path for f in self.source.files}
         for step in self.steps:
             if step.file not in names:

@@ -15,6 +15,7 @@ from .common import (
     Fraction,
     Id,
     PositiveInt,
+    ServedName,
     Size,
     Status,
     Strict,
@@ -27,7 +28,6 @@ Word = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.+:-]{1,64}$")]
 ContainerPath = Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9_.@+/-]*$")]
 HostPath = Annotated[str, StringConstraints(pattern=r"^(~|\.|/)[A-Za-z0-9_.@+/-]*$")]
 Scalar = bool | int | float | Text
-ServedName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$")]
 JsonScalar = bool | int | float | Annotated[str, StringConstraints(pattern=r"^[^\x00-\x1f]*$")]
 JsonValue = JsonScalar | list[JsonScalar] | dict[str, JsonScalar] | None
 

@@ -120,8 +120,11 @@ def _top_level(root: Path, sink: FindingSink) -> list[str]:
     return kinds
 
 
-def load_documents(root: Path, sink: FindingSink) -> list[tuple[str, Document]]:
-    """Reads every registry file; unknown folders and stray files are findings."""
+def load_documents(
+    root: Path, sink: FindingSink, unreadable: set[tuple[str, str]] | None = None
+) -> list[tuple[str, Document]]:
+    """Reads every registry file; unknown folders and stray files are findings. A file that
+    cannot be read is noted in `unreadable` as (kind, file stem): its own finding says why."""
     docs: list[tuple[str, Document]] = []
     present = _top_level(root, sink)
     for kind in KINDS:
@@ -131,6 +134,8 @@ def load_documents(root: Path, sink: FindingSink) -> list[tuple[str, Document]]:
             doc = read_document(path, root, sink)
             if doc is not None:
                 docs.append((kind, doc))
+            elif unreadable is not None:
+                unreadable.add((kind, path.stem))
     return docs
 
 
@@ -182,7 +187,7 @@ def load_registry(root: Path) -> tuple[Registry, FindingSink]:
     sink = FindingSink()
     registry = Registry(root=root)
     raw_profiles: dict[str, tuple[dict[str, Any], Source]] = {}
-    registry.documents = load_documents(root, sink)
+    registry.documents = load_documents(root, sink, registry.broken)
     for kind, doc in registry.documents:
         data = _validate_file(kind, doc, sink)
         if data is None:

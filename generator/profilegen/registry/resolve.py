@@ -92,11 +92,31 @@ def _chain(
         current = parent
 
 
+def _broken_ancestor(
+    ident: str, raw: dict[str, tuple[dict[str, Any], Source]], broken: set[tuple[str, str]]
+) -> bool:
+    """Whether the extends chain of `ident` reaches a profile whose file is invalid."""
+    seen = {ident}
+    parent = raw[ident][0].get("extends")
+    while isinstance(parent, str) and parent not in seen and len(seen) <= MAX_EXTENDS:
+        if ("profiles", parent) in broken:
+            return True
+        if parent not in raw:
+            return False
+        seen.add(parent)
+        parent = raw[parent][0].get("extends")
+    return False
+
+
 def resolve_profiles(
     registry: Registry, raw: dict[str, tuple[dict[str, Any], Source]], sink: FindingSink
 ) -> None:
     for ident in sorted(raw):
         data, source = raw[ident]
+        if _broken_ancestor(ident, raw, registry.broken):
+            # Its parent's own file is the mistake (reported there), not this profile.
+            registry.broken.add(("profiles", ident))
+            continue
         parent = data.get("extends")
         if parent is not None and parent not in raw:
             if ("profiles", parent) not in registry.broken:

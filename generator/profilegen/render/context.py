@@ -10,7 +10,7 @@ from typing import Any
 
 from jinja2.sandbox import SandboxedEnvironment
 
-from ..errors import ProfilegenError
+from ..errors import ProfilegenError, printable
 from ..model import Profile
 from ..model.common import EnvFrom
 from ..registry import Registry
@@ -103,9 +103,11 @@ def _basename(path: str) -> str:
 
 
 def _text(value: object) -> str:
+    """Text pages and comments show registry text for what it is: hidden characters (bidi
+    overrides, zero-width joiners, controls) are written as escapes."""
     if value is None:
         return "-"
-    return str(value)
+    return printable(str(value), keep="\n\t")
 
 
 # How each engine kind reads an API key without it showing in its argv: vLLM from
@@ -142,6 +144,12 @@ class Context:
         """How this server takes its API key (never on its command line), and whether it must."""
         policy = self.profile.serve.api_key or self.registry.settings.serving.api_key
         return ApiKey(policy == "required", API_KEY_VIA[self.engine.kind])
+
+    @cached_property
+    def python_paths(self) -> list[str]:
+        """Patch folders that join PYTHONPATH at boot, in the profile's patch order."""
+        patches = self.registry.patches
+        return [p.mount_target for p in self.manifest.patches if patches[p.id].python_path]
 
     @cached_property
     def served_names(self) -> list[str]:

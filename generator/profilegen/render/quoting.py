@@ -7,6 +7,8 @@ import re
 import shlex
 from dataclasses import dataclass
 
+from ..errors import printable
+
 # Plain YAML scalars are emitted only when they cannot be read as anything but a string.
 _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 # Words a YAML 1.1 or 1.2 reader takes for a boolean, null or number when left plain.
@@ -126,7 +128,7 @@ def shell_value(value: object) -> str:
 def shell_oneline(value: object) -> Shell:
     """Registry text inside a shell comment: a line break would end the comment."""
     text = _YAML_UNPRINTABLE.sub("?", re.sub("[\n\r\x85\u2028\u2029]", " ", str(value)))
-    return Shell(text)
+    return Shell(printable(text))
 
 
 def shell_words(values: list[str]) -> Shell:

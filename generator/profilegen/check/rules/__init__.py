@@ -13,6 +13,7 @@ def load_rules() -> list[Rule]:
         catalogue,
         disk,
         docs,
+        environment,
         explain,
         fit,
         gateway,

@@ -13,6 +13,7 @@ from ...hub.lock import Lock, LockError, read_lock
 from ...registry import Registry
 from ...render import Rendered
 from ...render.targets.k8s import RenderedK8s
+from ..container import container_findings
 
 RuleFn = Callable[["CheckContext"], Iterator[Finding]]
 
@@ -82,6 +83,11 @@ class CheckContext:
     def rendered(self) -> dict[str, Rendered]:
         """Every profile (or the focused ones) rendered once, shared by the rules that need it."""
         return render_all(self.registry, self.focus)
+
+    @cached_property
+    def container(self) -> dict[str, list[Finding]]:
+        """Each rendered profile's reserved variables and mounts (see check/container.py)."""
+        return {pid: container_findings(self.registry, r) for pid, r in self.rendered.items()}
 
     @cached_property
     def k8s(self) -> dict[str, RenderedK8s | ProfilegenError]:

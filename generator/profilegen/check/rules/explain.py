@@ -15,7 +15,10 @@ from .base import CheckContext, rule
     "engine or refuses through a guard (never crashes)",
 )
 def explain_scenarios(ctx: CheckContext) -> Iterator[Finding]:
-    outcomes = scenario_outcomes(ctx.registry, ctx.rendered)
+    # A profile whose container is already wrong (a reserved variable, a mount over the
+    # entrypoint) is reported there once, not again for every scenario it breaks.
+    sound = {pid: r for pid, r in ctx.rendered.items() if not ctx.container[pid]}
+    outcomes = scenario_outcomes(ctx.registry, sound)
     for profile_id, results in outcomes.items():
         for outcome in results:
             problem = outcome.problem()

@@ -21,7 +21,7 @@ from .models import (
     upstream_models,
     weight_dtype,
 )
-from .patches import Mount, patch_entity, patch_mounts
+from .patches import Mount, patch_entity, patch_mounts, python_path_mounts
 from .source import Tree
 
 MOUNTS = ("/root/.cache/huggingface", "/models")
@@ -151,6 +151,7 @@ class Entities:
         self, compose: ComposeFile, script: Any, engine: str, notes: list[str]
     ) -> list[str]:
         found = {m.target.rstrip("/"): m for m in patch_mounts(self.tree, compose)}
+        on_path = python_path_mounts(compose.env.get("PYTHONPATH"))
         fatal = "set -e" in (compose.script or "")
         ids = []
         for directory, strict in script.installs:
@@ -162,7 +163,7 @@ class Entities:
                 self._patch(mount, engine, (directory, strict or fatal), "w4a8" in directory)
             )
         for mount in found.values():
-            ids.append(self._patch(mount, engine, None, False))
+            ids.append(self._patch(mount, engine, None, False, mount.target.rstrip("/") in on_path))
         return ids
 
     def _patch_id(self, mount: Mount, engine: str) -> str:
@@ -172,11 +173,13 @@ class Entities:
             return base
         return f"{base}-{engine.replace('.', '')}"
 
-    def _patch(self, mount: Mount, engine: str, install: Any, w4a8: bool) -> str:
+    def _patch(
+        self, mount: Mount, engine: str, install: Any, w4a8: bool, python_path: bool = False
+    ) -> str:
         ident = self._patch_id(mount, engine)
         if ident in self.out.patches:
             return ident
-        data = patch_entity(self.tree, mount, ident, engine, install, w4a8)
+        data = patch_entity(self.tree, mount, ident, engine, install, w4a8, python_path)
         files = sorted((f["path"], f["sha256"]) for f in data["source"]["files"])
         if ident in self.pinned and self.pinned[ident] != files:
             # Upstream changed it: a new patch, reviewable, named by revision or by content.

@@ -51,8 +51,21 @@ def patch_mounts(tree: Tree, compose: ComposeFile) -> list[Mount]:
     return out
 
 
+def python_path_mounts(pythonpath: str | None) -> set[str]:
+    """The patch mounts an upstream compose puts on PYTHONPATH (`/etc/club3090/x:`)."""
+    return {
+        entry.rstrip("/") for entry in (pythonpath or "").split(":") if entry.startswith(PATCH_ROOT)
+    }
+
+
 def patch_entity(
-    tree: Tree, mount: Mount, ident: str, engine: str, install: tuple[str, bool] | None, w4a8: bool
+    tree: Tree,
+    mount: Mount,
+    ident: str,
+    engine: str,
+    install: tuple[str, bool] | None,
+    w4a8: bool,
+    python_path: bool = False,
 ) -> dict[str, Any]:
     """A remote patch pinned by the sha256 of every file, at the imported commit."""
     folder = posixpath.dirname(mount.repo_path) if mount.is_file else mount.repo_path
@@ -83,6 +96,8 @@ def patch_entity(
     if install is not None:
         data["steps"] = [{"method": "script", "file": "install.sh", "interpreter": "bash"}]
         data["fail_closed"] = install[1]
+    if python_path:
+        data["python_path"] = True
     if w4a8:
         data["fail_closed"] = False
         data["activation"] = {

@@ -146,8 +146,15 @@ def environment(compose: ComposeFile, family: str, notes: list[str]) -> dict[str
             continue
         if name == "CUDA_VISIBLE_DEVICES" and raw is not None:
             continue  # llama.cpp pins cards with it: a profile tunable, see gpu_pin()
+        if name == "PYTHONPATH" and _patch_path_only(raw):
+            continue  # a patch folder on the path: the patch's own `python_path`
         out[name] = env_spec(name, raw, notes)
     return out
+
+
+def _patch_path_only(raw: Any) -> bool:
+    entries = [e for e in str(raw or "").split(":") if e]
+    return bool(entries) and all(e.startswith("/etc/club3090/") for e in entries)
 
 
 def gpu_pin(compose: ComposeFile) -> dict[str, Any]:

@@ -148,6 +148,16 @@ def _config(estate: Estate) -> dict[str, Any]:
     }
 
 
+def _published(config: dict[str, Any]) -> list[str]:
+    """Every string of the proxy's config that LiteLLM may hand to a client (all but the
+    engine key it resolves for itself)."""
+    out = []
+    for model in config["model_list"]:
+        out.append(model["model_name"])
+        out += [v for k, v in model["litellm_params"].items() if k != "api_key"]
+    return out
+
+
 def _header(estate: Estate, envs: dict[str, SandboxedEnvironment]) -> RawYaml:
     text = (
         envs["text"].get_template("gateway/header.txt.j2").render(estate=estate, g=estate.gateway)
@@ -182,6 +192,11 @@ def render_gateway(registry: Registry, estate: Estate) -> RenderedGateway:
         .encode()
     )
     label = f"gateway {estate.gateway.id}"
+    # LiteLLM reads a string that starts with os.environ/ as that variable's value; no string
+    # it publishes (model names, routes) may be one, whatever the registry said.
+    leaked = [s for s in _published(_config(estate)) if "os.environ" in s.lower()]
+    if leaked:
+        raise RenderError(f"{label}: {leaked[0]!r} would publish an environment variable")
     verify_document(f"{label}: compose.yaml", compose, compose_doc, compose=True)
     verify_document(f"{label}: config.yaml", config, _config(estate), compose=False)
     env_example = (

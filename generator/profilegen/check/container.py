@@ -1,0 +1,91 @@
+"""What a profile puts in its container: no reserved variable, no mount over the engine's paths.
+
+The findings are made once per check (`CheckContext.container`): the rules report them, and
+the explain rule leaves a profile with such a mistake alone (one mistake, one finding).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from posixpath import normpath
+
+from ..errors import Finding, Severity
+from ..model import Profile
+from ..registry import Registry
+from ..render import Rendered
+from ..render.reserved import entrypoint_names, why_reserved
+from ..render.targets.compose import SCRIPT_DIR
+
+# Folders of the image itself: a mount there (or above them) replaces the system.
+SYSTEM_DIRS = frozenset(
+    {"/", "/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/proc", "/root",
+     "/run", "/sbin", "/sys", "/tmp", "/usr", "/usr/bin", "/usr/lib", "/usr/local",
+     "/usr/local/bin", "/usr/local/lib", "/usr/sbin", "/var"}
+)  # fmt: skip
+
+
+def _owners(registry: Registry, profile: Profile) -> dict[str, str]:
+    """What the entrypoint sets each of its inputs from, in the registry's words."""
+    engine = registry.engines[profile.engine]
+    owners: dict[str, str] = {}
+    for tunable in engine.tunables:
+        field = (tunable.field or "").removeprefix("profile.")
+        owners[tunable.env] = f"`{field}`" if field else f"the {engine.id} tunable"
+    for name in profile.tunables:
+        owners[name] = f"the profile's `tunables.{name}`"
+    for patch_id in profile.patches:
+        activation = registry.patches[patch_id].activation
+        if activation is not None:
+            owners[activation.env] = f"patch {patch_id}'s switch (`activation`)"
+            for name in activation.exports:
+                owners[name] = f"patch {patch_id}'s switch ({activation.env})"
+    return owners
+
+
+def env_findings(registry: Registry, rendered: Rendered) -> Iterator[Finding]:
+    """Each reserved variable the profile (or its engine) puts in the container."""
+    profile = registry.profiles[rendered.profile_id]
+    owned = entrypoint_names(rendered.script, rendered.helpers.decode())
+    owners = _owners(registry, profile)
+    engine = registry.engines[profile.engine]
+    places = {name: ("engines", engine.id) for name in engine.env}
+    places.update({name: ("profiles", profile.id) for name in profile.env})
+    for name, (kind, ident) in sorted(places.items()):
+        reason = why_reserved(name, owned, owners)
+        if reason is not None:
+            yield Finding(
+                registry.where(kind, ident, ("env", name)),
+                f"env: {name} is reserved: {reason}",
+                "remove it from env",
+                "reserved-env",
+                Severity.ERROR,
+            )
+
+
+def _overlaps(a: str, b: str) -> bool:
+    return a == b or a.startswith(b.rstrip("/") + "/") or b.startswith(a.rstrip("/") + "/")
+
+
+def mount_findings(registry: Registry, rendered: Rendered) -> Iterator[Finding]:
+    """Each profile mount that would hide one of the engine's or the entrypoint's paths."""
+    profile = registry.profiles[rendered.profile_id]
+    engine = registry.engines[profile.engine]
+    taken = {engine.model_mount: "the model mount", SCRIPT_DIR: "the entrypoint's folder"}
+    taken.update({p.mount_target: f"the mount of patch {p.id}" for p in rendered.manifest.patches})
+    for key, mount in sorted(profile.mounts.items()):
+        target = normpath(mount.container)
+        clash = next((what for path, what in taken.items() if _overlaps(target, path)), None)
+        if clash is None and target in SYSTEM_DIRS:
+            clash = "a system folder of the image"
+        if clash is not None:
+            yield Finding(
+                registry.where("profiles", profile.id, ("mounts", key, "container")),
+                f"mounts.{key}: {mount.container} lands on {clash}, which would hide it",
+                "mount somewhere else",
+                "reserved-mount",
+                Severity.ERROR,
+            )
+
+
+def container_findings(registry: Registry, rendered: Rendered) -> list[Finding]:
+    return [*env_findings(registry, rendered), *mount_findings(registry, rendered)]
