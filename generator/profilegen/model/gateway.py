@@ -6,8 +6,8 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints, model_validator
 
-from .common import Id, Strict, Text
-from .profile import IpAddress, ServedName
+from .common import Id, ServedName, Strict, Text
+from .profile import IpAddress
 
 Port = Annotated[int, Field(ge=1, le=65535)]
 # A DNS name or an IPv4 address: it becomes the host part of an http:// URL.
