@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,11 @@ def registry() -> Registry:
 
 def rendered(profile_id: str, options: K8sOptions | None = None) -> RenderedK8s:
     return render_k8s(registry(), registry().profiles[profile_id], options)
+
+
+def kind(out: RenderedK8s, name: str) -> dict[str, Any]:
+    (obj,) = [o for o in out.objects if o["kind"] == name]
+    return obj
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -140,7 +146,7 @@ def test_the_schemas_refuse_what_the_api_server_refuses(mutate: Any, problem: st
 
 
 def test_the_crd_schema_refuses_a_typo_and_an_unknown_policy() -> None:
-    (lws,) = [plain(o) for o in rendered("qwen38-27b-multi4-fast", TWO_NODES).objects[3:4]]
+    lws = plain(kind(rendered("qwen38-27b-multi4-fast", TWO_NODES), "LeaderWorkerSet"))
     template = lws["spec"]["leaderWorkerTemplate"]
     template["restartPolicy"] = "Sometimes"
     template["sizee"] = 2
@@ -155,16 +161,19 @@ def test_the_crd_schema_refuses_a_typo_and_an_unknown_policy() -> None:
 
 def test_one_node_pod_gets_gpus_shm_probes_the_script_and_the_tunables() -> None:
     out = rendered("qwen38-27b-dual-fast")
-    deployment = out.objects[3]
+    deployment = kind(out, "Deployment")
     pod = deployment["spec"]["template"]["spec"]
     (engine,) = pod["containers"]
-    assert engine["resources"]["limits"] == {"nvidia.com/gpu": 2}
+    # GPUs, and CPU and memory sized from the profile, requests equal to limits.
+    assert engine["resources"]["limits"] == {"cpu": "6", "memory": "43Gi", "nvidia.com/gpu": 2}
+    assert engine["resources"]["requests"] == engine["resources"]["limits"]
     assert engine["command"] == ["/bin/bash", "-p", "/opt/profilegen/entrypoint.sh"]
     assert {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}} in pod["volumes"]
-    # 30 minutes for a first boot (weights, torch.compile, CUDA graphs), then every 10 s.
-    assert (
-        engine["startupProbe"]["failureThreshold"] * engine["startupProbe"]["periodSeconds"] == 1800
-    )
+    # The engine's start and compile steps (30 minutes) plus reading its weights from the
+    # volume (the declared 18.23 GiB at 100 MB/s), then every 10 s.
+    assert out.plan.weights.total_bytes == 19_574_313_452
+    assert engine["startupProbe"]["periodSeconds"] == 10
+    assert engine["startupProbe"]["failureThreshold"] == math.ceil((1800 + 196) / 10)
     assert engine["readinessProbe"]["httpGet"] == {"path": "/health", "port": "http"}
     # The same script and the same defaults as the compose service.
     compose = registry().profiles["qwen38-27b-dual-fast"]
@@ -181,41 +190,57 @@ def test_one_node_pod_gets_gpus_shm_probes_the_script_and_the_tunables() -> None
     }
     for name, value in out.tunables.items():
         assert defaults[name] == value, name
-    # TP is fixed by the GPUs asked for; the token comes from a Secret, never inline.
+    # TP is fixed by the GPUs asked for. Secrets come from the Secret, never inline, each to
+    # the one container that uses it: the API key to the engine, the token to the loader.
     env = {e["name"]: e for e in engine["env"]}
     assert env["TP"] == {"name": "TP", "value": "2"} and "TP" not in out.tunables
-    assert env["HUGGING_FACE_HUB_TOKEN"]["valueFrom"]["secretKeyRef"] == {
+    assert env["API_KEY"]["valueFrom"]["secretKeyRef"] == {
         "name": "hf-token",
-        "key": "HF_TOKEN",
+        "key": "API_KEY",
         "optional": True,
     }
+    assert "HUGGING_FACE_HUB_TOKEN" not in env and "HF_TOKEN" not in env
+    (loader,) = pod["initContainers"]
+    assert loader["env"] == [
+        {
+            "name": "HF_TOKEN",
+            "valueFrom": {
+                "secretKeyRef": {"name": "hf-token", "key": "HF_TOKEN", "optional": True}
+            },
+        }
+    ]
     assert "NVIDIA_VISIBLE_DEVICES" not in env and "NVIDIA_VISIBLE_DEVICES" not in out.tunables
 
 
 def test_two_nodes_split_tp_within_a_node_and_pp_across() -> None:
     out = rendered("qwen38-27b-multi4-fast", TWO_NODES)
+    # Each pod has its own claim (volumeClaimTemplates), filled by its own loader.
     assert [o["kind"] for o in out.objects] == [
         "ConfigMap",
         "ConfigMap",
-        "PersistentVolumeClaim",
         "LeaderWorkerSet",
         "Service",
     ]
-    lws = out.objects[3]
+    lws = kind(out, "LeaderWorkerSet")
     assert lws["metadata"]["namespace"] == "llm" and lws["spec"]["replicas"] == 2
     group = lws["spec"]["leaderWorkerTemplate"]
     assert group["size"] == 2 and group["restartPolicy"] == "RecreateGroupOnPodRestart"
     for role in ("leader", "worker"):
         (container,) = group[f"{role}Template"]["spec"]["containers"]
-        assert container["resources"]["limits"] == {"nvidia.com/gpu": 2}
+        assert container["resources"]["limits"] == {
+            "cpu": "6",
+            "memory": "34Gi",
+            "nvidia.com/gpu": 2,
+        }
         assert {"name": "TP", "value": "2"} in container["env"]
         # vLLM does not boot speculative decoding with pipeline parallelism: pinned off.
         assert {"name": "SPEC", "value": "off"} in container["env"]
     assert "startupProbe" in group["leaderTemplate"]["spec"]["containers"][0]
     assert "ports" not in group["workerTemplate"]["spec"]["containers"][0]
-    service = out.objects[4]
+    service = kind(out, "Service")
     assert service["spec"]["selector"]["app.kubernetes.io/component"] == "leader"
-    assert out.objects[2]["spec"]["accessModes"] == ["ReadWriteMany"]
+    (claim,) = group["volumeClaimTemplates"]
+    assert claim["spec"]["accessModes"] == ["ReadWriteOnce"]
     assert "SPEC" not in out.tunables and "SPEC_N" not in out.tunables
 
 
@@ -245,7 +270,7 @@ def test_a_rig_of_smaller_nodes_splits_without_being_asked(cluster_registry: Reg
     reg = cluster_registry
     out = render_k8s(reg, reg.profiles["qwen38-27b-multi8-fast"])
     assert (out.layout.nodes, out.layout.tp, out.layout.pp) == (2, 4, 2)
-    pod = out.objects[3]["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]
+    pod = kind(out, "LeaderWorkerSet")["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]
     assert pod["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-GeForce-RTX-3090"}
     assert pod["tolerations"] == [
         {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
@@ -303,8 +328,8 @@ def test_tp_that_does_not_split_the_kv_heads_per_node_is_refused(
         ),
         (
             "qwen38-27b-dual-fast",
-            K8sOptions(host_data_dir="models"),
-            "--host-data-dir: 'models' is not an absolute path on the nodes",
+            K8sOptions(model_volume="hostpath:models"),
+            "--model-volume: 'models' is not an absolute path on the nodes",
         ),
         (
             "qwen38-27b-dual-fast",

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ProfilegenError
+from ..model.model import Artifact
 from ..registry import Registry
 from .artifacts import SIZE_TOLERANCE, ArtifactUse
 
@@ -107,7 +108,11 @@ def patch_entries(registry: Registry) -> dict[str, dict[str, Any]]:
 
 def entry_matches(use: ArtifactUse, entry: dict[str, Any]) -> bool:
     """Whether a lock entry still describes the registry's artifact."""
-    a = use.artifact
+    return artifact_matches(use.artifact, entry)
+
+
+def artifact_matches(a: Artifact, entry: dict[str, Any]) -> bool:
+    """Whether a lock entry still describes the artifact `a`."""
     if entry.get("repo") != a.repo or entry.get("revision") != a.revision:
         return False
     if entry.get("declared_size_bytes") != a.size_bytes:
@@ -132,6 +137,11 @@ def _file_problem(f: Any) -> str | None:
 
 def resolved_problems(use: ArtifactUse, entry: dict[str, Any]) -> list[str]:
     """What makes a resolved entry unable to vouch for the files it names (empty: sound)."""
+    return artifact_problems(use.artifact, entry)
+
+
+def artifact_problems(artifact: Artifact, entry: dict[str, Any]) -> list[str]:
+    """What makes a resolved entry unable to vouch for the files of `artifact` (empty: sound)."""
     commit = entry.get("commit")
     if not (isinstance(commit, str) and COMMIT.fullmatch(commit)):
         return ["records no commit"]
@@ -144,7 +154,7 @@ def resolved_problems(use: ArtifactUse, entry: dict[str, Any]) -> list[str]:
     total = sum(f["size"] for f in files)
     if entry.get("total_size") != total:
         return [f"records total_size {entry.get('total_size')}, its files add up to {total:,}"]
-    declared = use.artifact.size.bytes if use.artifact.size is not None else None
+    declared = artifact.size.bytes if artifact.size is not None else None
     if declared is not None and abs(total - declared) > SIZE_TOLERANCE * declared:
         return [
             f"records {total:,} bytes of files, the registry declares {declared:,} "
