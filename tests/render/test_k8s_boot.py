@@ -24,6 +24,7 @@ from profilegen.render.targets.k8s_yaml import ANNOTATIONS_LIMIT, applied_size
 from .conftest import (
     FAKE_PATCH_FILES,
     PKG_BEFORE,
+    RECORDS,
     SYSTEM_PATH,
     W4A8_PROFILE,
     BootResult,
@@ -229,4 +230,55 @@ def test_a_large_patch_arrives_in_parts_joined_and_verified_twice(
     assert result.started, result.stderr
     assert snapshot(tmp_path / "pkg") == expected_package(
         [d.patch.id for d in rendered.plan.deliveries]
+    )
+
+
+def process_env(result: BootResult, name: str) -> dict[str, str]:
+    """The environment a stub process (ray, python3, vllm) was started with."""
+    pairs = (result.workdir / f"env.{name}").read_bytes().decode().split("\0")[:-1]
+    return dict(pair.split("=", 1) for pair in pairs)
+
+
+def test_the_api_key_reaches_the_engine_alone_never_ray(
+    test_registry: Registry, tmp_path: Path
+) -> None:
+    rendered = render_k8s(test_registry, test_registry.profiles[W4A8_PROFILE], K8sOptions(nodes=2))
+    bundle = k8s_bundle_files(test_registry, rendered)["patches.yaml"].decode()
+    configmaps = [d for d in YAML(typ="safe").load_all(bundle) if d]
+    # Only the serving container is given the Secret's key.
+    assert "API_KEY" in {e["name"] for e in rendered.container_env("leader")}
+    assert "API_KEY" not in {e["name"] for e in rendered.container_env("worker")}
+    leader_dir = tmp_path / "leader"
+    lay_out_configmaps(rendered, configmaps, leader_dir / "etc", "leader")
+    # vLLM's config folder (its default is under the home, read-only in the box): the test's.
+    env = {"LWS_GROUP_SIZE": "2", "API_KEY": "s3cret", "VLLM_CONFIG_ROOT": f"{RECORDS}/vllm"}
+    leader = boot(rendered, leader_dir, "leader", env)
+    assert leader.started, leader.stderr
+    for helper in ("ray", "python3"):  # the Ray head, and the wait for the group's nodes
+        assert not {"API_KEY", "VLLM_API_KEY"} & set(process_env(leader, helper)), helper
+    engine = process_env(leader, "vllm")
+    assert engine["VLLM_API_KEY"] == "s3cret" and "API_KEY" not in engine
+    # vLLM copies VLLM_* variables to its Ray workers unless this file names them.
+    noncarry = leader_dir / "vllm" / "ray_non_carry_over_env_vars.json"
+    assert noncarry.read_text() == '["VLLM_API_KEY"]\n'
+    # A worker given a key anyway (by hand) drops it before joining.
+    worker_dir = tmp_path / "worker"
+    lay_out_configmaps(rendered, configmaps, worker_dir / "etc", "worker")
+    env = {"LWS_LEADER_ADDRESS": "group-0.group", "API_KEY": "s3cret"}
+    worker = boot(rendered, worker_dir, "worker", env)
+    assert worker.started, worker.stderr
+    assert not {"API_KEY", "VLLM_API_KEY"} & set(process_env(worker, "ray"))
+
+
+def test_a_leader_without_its_group_size_refuses_to_start(
+    test_registry: Registry, tmp_path: Path
+) -> None:
+    rendered = render_k8s(test_registry, test_registry.profiles[W4A8_PROFILE], K8sOptions(nodes=2))
+    bundle = k8s_bundle_files(test_registry, rendered)["patches.yaml"].decode()
+    configmaps = [d for d in YAML(typ="safe").load_all(bundle) if d]
+    lay_out_configmaps(rendered, configmaps, tmp_path / "etc", "leader")
+    result = boot(rendered, tmp_path, "leader")
+    assert (result.started, result.returncode) == (False, 1)
+    assert result.stderr.splitlines()[-1] == (
+        "profilegen: LWS_GROUP_SIZE is not set: this script runs as a LeaderWorkerSet leader"
     )
