@@ -428,6 +428,16 @@ def test_the_weights_volume_binds_by_topology_and_is_sized_from_the_weights() ->
         assert claim_name == {"claimName": "qwen38-27b-multi4-fast-data"}
 
 
+def test_a_split_gguf_loads_every_shard_its_first_names() -> None:
+    out = rendered("deepseek-flash-dual-iq2")
+    weights = json.loads(out.scripts["weights.json"])["artifacts"][0]
+    stem = "DeepSeek-V4-Flash-0731-UD-IQ2_XXS"
+    assert [f["path"] for f in weights["files"]] == [
+        f"{stem}-0000{n}-of-00003.gguf" for n in (1, 2, 3)
+    ]
+    assert weights["verify"] == "hub"  # the lock names none of them
+
+
 def test_every_container_asks_for_what_it_may_use_qos_guaranteed() -> None:
     outs = [rendered(p) for p in SAMPLES] + [rendered("qwen38-27b-multi4-fast", TWO_NODES)]
     for out in outs:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import Location
-from ...hub.artifacts import profile_artifacts
+from ...hub.artifacts import profile_artifacts, promised_shards
 from ...hub.lock import LOCK_NAME, Lock, artifact_matches, artifact_problems
 from ..context import Context
 from ..dialects import image_has_hub_client
@@ -110,6 +110,12 @@ def weights_plan(ctx: Context, name: str, lock: Lock | None) -> WeightsPlan:
         else:
             files = tuple((p, None, None) for p in artifact.files)
             revision, size = artifact.revision, artifact.size_bytes
+        # A split GGUF's first shard names the others: the engine reads them all. Shards the
+        # lock does not list are held to what the Hub reports, like the rest of the artifact.
+        shards = promised_shards(tuple(p for p, _, _ in files))
+        if shards:
+            files = tuple((p, None, None) for p in [*(p for p, _, _ in files), *shards])
+            locked = False
         out.append(
             WeightArtifact(
                 role, key, artifact.repo, revision, artifact.local_dir, files, locked, size
