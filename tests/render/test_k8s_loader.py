@@ -252,3 +252,18 @@ def test_pods_of_a_shared_volume_start_once_the_loader_job_has_verified_it(
     ran, engine = pod.start(PROFILEGEN_WAIT_S="0")
     assert ran == [("wait-for-weights", 0)] and engine.launched
     assert hub.log == []
+
+
+def test_a_lock_naming_a_path_outside_the_repo_vouches_for_nothing(
+    hub: FakeHub, tmp_path: Path
+) -> None:
+    weights, drafter = repos(hub)
+    root = tmp_path / "root"
+    registry_for(root, weights, drafter, locked=SHARD)
+    lock = json.loads((root / LOCK_NAME).read_text())
+    lock["artifacts"]["tiny-7b/bf16"]["files"][0]["path"] = "../../opt/profilegen/load-weights.py"
+    (root / LOCK_NAME).write_text(json.dumps(lock))
+    registry = open_registry(root)
+    plan = json.loads(render_k8s(registry, registry.profiles["tiny-chat"]).scripts[PLAN])
+    (weights_plan, _) = plan["artifacts"]
+    assert (weights_plan["verify"], weights_plan["files"]) == ("hub", [])

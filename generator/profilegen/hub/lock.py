@@ -20,6 +20,8 @@ LOCK_NAME = "profilegen.lock.json"
 LOCK_VERSION = 1
 COMMIT = re.compile(r"[0-9a-f]{40}")
 SHA256 = re.compile(r"[0-9a-f]{64}")
+# A file of a repository, as the registry may name one: relative, never climbing out.
+REPO_PATH = re.compile(r"(?!/)(?!.*\.\.)[A-Za-z0-9._+/\[\]-]{1,255}")
 
 
 @dataclass
@@ -127,6 +129,8 @@ def artifact_matches(a: Artifact, entry: dict[str, Any]) -> bool:
 def _file_problem(f: Any) -> str | None:
     if not isinstance(f, dict) or not isinstance(f.get("path"), str):
         return "a file without a path"
+    if not REPO_PATH.fullmatch(f["path"]):
+        return f"{f['path']!r}, not a path inside the repository"
     size, sha = f.get("size"), f.get("sha256")
     if not isinstance(size, int) or isinstance(size, bool) or size < 0:
         return f"{f['path']} without a size"

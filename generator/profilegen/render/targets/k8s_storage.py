@@ -94,12 +94,13 @@ def weights_text(plan: PodPlan) -> str:
     else:
         where = f"{volume.value} on every node (hostPath Directory), filled beforehand"
         how = "checked by verify-weights"
-    fetched = (
-        "the locked revision is downloaded (resumably) with huggingface_hub, then "
-        if volume.downloads
-        else ""
-    )
+    if volume.downloads:
+        return (
+            f"{where}, folder models/, {how} before the engine starts: the locked revision is "
+            "downloaded (resumably) with huggingface_hub, then every file is verified against "
+            f"{LOCK_NAME}; only the loader gets the token"
+        )
     return (
-        f"{where}, folder models/, {how} before the engine starts: {fetched}every file is "
-        f"verified against {LOCK_NAME}; only the loader gets the token"
+        f"{where}, folder models/, {how} before the engine starts: every file is verified "
+        f"against {LOCK_NAME}, with no network in the pod"
     )
