@@ -685,4 +685,35 @@ MUTATIONS: tuple[Mutation, ...] = (
         apply=replace(SGLANG, "  extra_args:\n", "  extra_args:\n    - --api-key\n"),
         message="--api-key is not an extra argument",
     ),
+    # Kubernetes: how a node provides a host path; who loads the weights.
+    Mutation(
+        name="k8s-host-path-without-a-source",
+        rule="k8s",
+        file=DFLASH,
+        line='host: "/usr/bin/ninja"',
+        apply=replace(DFLASH, "    ninja: {host_type: File}\n", ""),
+        message="mount ninja: /usr/bin/ninja is a path on the host; say how a cluster node",
+    ),
+    Mutation(
+        name="k8s-typed-host-path",
+        rule="k8s-hostpath",
+        file=DFLASH,
+        line="include: {host_type: File}",
+        apply=replace(DFLASH, "include: {host_type: Directory}", "include: {host_type: File}"),
+        message="mount include is the node's own /usr/local/cuda/include (hostPath File)",
+        severity="warning",  # a cluster that does not enforce baseline runs it
+    ),
+    Mutation(
+        name="k8s-no-loader-image",
+        rule="k8s-loader",
+        file="registry/settings.yaml",
+        line="yaml-language-server",  # the file: the setting it lacks has no line
+        apply=replace(
+            "registry/settings.yaml",
+            'kubernetes:\n  loader_image: "vllm/vllm-openai:v0.27.1"\n',
+            "",
+        ),
+        message="profile(s) cannot load their weights on a cluster",
+        severity="warning",
+    ),
 )

@@ -507,7 +507,12 @@ def _engine_path(name: str) -> str:
 
 def _stubs(topo: str | None) -> dict[str, bytes]:
     """The engine and nvidia-smi stand-ins, at their container paths."""
-    engine = f"#!/bin/bash -p\nprintf '%s\\0' \"$@\" >{RECORDS}/engine.argv\nenv -0 >{RECORDS}/engine.env\n"
+    # Each stub also keeps its own copy (env.<name>): a multi-node leader starts Ray and a
+    # helper before its engine, and what each was given is checked apart.
+    engine = (
+        f"#!/bin/bash -p\nprintf '%s\\0' \"$@\" >{RECORDS}/engine.argv\nenv -0 >{RECORDS}/engine.env\n"
+        f'env -0 >{RECORDS}/env."${{0##*/}}"\n'
+    )
     files = {_engine_path(name): engine.encode() for name in ENGINE_STUBS}
     for name in ("lmcache", "sleep"):  # a companion server and its start-up wait: no-ops here
         files[f"/usr/local/bin/{name}"] = b"#!/bin/sh\nexit 0\n"

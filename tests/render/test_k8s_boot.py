@@ -16,14 +16,15 @@ from ruamel.yaml import YAML
 from profilegen.registry import Registry, open_registry
 from profilegen.render.bundle import k8s_bundle_files
 from profilegen.render.targets.k8s import RenderedK8s, render_k8s
-from profilegen.render.targets.k8s_patches import CONFIGMAP_BUDGET, SCRIPTS_DIR
-from profilegen.render.targets.k8s_plan import K8sError, K8sOptions
+from profilegen.render.targets.k8s_patches import CONFIGMAP_BUDGET, PARTS_DIR, SCRIPTS_DIR
+from profilegen.render.targets.k8s_plan import K8sOptions
 from profilegen.render.targets.k8s_schema import schema_problems
+from profilegen.render.targets.k8s_yaml import ANNOTATIONS_LIMIT, applied_size
 
 from .conftest import (
     FAKE_PATCH_FILES,
     PKG_BEFORE,
-    SEED,
+    RECORDS,
     SYSTEM_PATH,
     W4A8_PROFILE,
     BootResult,
@@ -34,16 +35,10 @@ from .conftest import (
 )
 
 PR48375 = "vllm-pr48375-mamba-drop-eagle-block"
-WSL_UVA = "vllm-wsl-uva"
 
 
 def pod(rendered: RenderedK8s, role: str = "server") -> dict[str, Any]:
-    for obj in rendered.objects:
-        if obj["kind"] == "Deployment":
-            return dict(obj["spec"]["template"]["spec"])
-        if obj["kind"] == "LeaderWorkerSet":
-            return dict(obj["spec"]["leaderWorkerTemplate"][f"{role}Template"]["spec"])
-    raise AssertionError("no workload")
+    return rendered.pod(role)
 
 
 def lay_out_configmaps(
@@ -54,8 +49,10 @@ def lay_out_configmaps(
     spec = pod(rendered, role)
     volumes = {v["name"]: v for v in spec["volumes"]}
     for mount in spec["containers"][0]["volumeMounts"]:
+        if not mount["name"].startswith("patch-"):
+            continue
         source = volumes[mount["name"]].get("configMap")
-        if not mount["name"].startswith("patch-") or source is None:
+        if source is None:
             continue
         data = by_name[source["name"]]["data"]
         place = patch_root / PurePosixPath(mount["mountPath"]).name
@@ -146,6 +143,7 @@ def test_each_node_of_a_group_patches_itself_before_joining(
         "start",
         "--block",
         "--address=group-0.group:6379",
+        "--node-manager-port=6380",
         "--disable-usage-stats",
     ], result.stderr
     assert snapshot(tmp_path / "pkg") == expected_package(
@@ -157,48 +155,43 @@ def test_each_node_of_a_group_patches_itself_before_joining(
 def large_patch(
     test_root: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[Registry, bytes]:
-    """The test registry with one installer padded past what a ConfigMap carries, served
-    from a pinned URL instead of the registry."""
+    """The test registry with one installer padded past what a ConfigMap carries."""
     root = tmp_path_factory.mktemp("large") / "root"
     shutil.copytree(test_root / "registry", root / "registry")
     installer = FAKE_PATCH_FILES[PR48375]["install.sh"]
-    padded = installer + b"# padding\n" * (CONFIGMAP_BUDGET // 10 + 1)
-    digest = hashlib.sha256(padded).hexdigest()
+    padded = installer + b"# padding\n" * (2 * CONFIGMAP_BUDGET // 10 + 1)
+    folder = root / "registry" / "patches" / "files" / PR48375
+    (folder / "install.sh").write_bytes(padded)
     path = root / "registry" / "patches" / f"{PR48375}.yaml"
-    text = path.read_text()
-    head, _, _ = text.partition("source:\n")
-    tail = text[text.index("\nsteps:") :] if "\nsteps:" in text else "\n"
-    path.write_text(
-        head
-        + "source:\n  kind: remote\n  base_url: https://patches.example.org/pr48375/\n"
-        + f"  files:\n    - {{path: install.sh, size: {len(padded)}, sha256: {digest}}}"
-        + tail
+    text = re.sub(
+        r"(install\.sh, size: )\d+(, sha256: )[0-9a-f]{64}",
+        rf"\g<1>{len(padded)}\g<2>{hashlib.sha256(padded).hexdigest()}",
+        path.read_text(),
     )
-    shutil.rmtree(root / "registry" / "patches" / "files" / PR48375)
-    # And one vendored patch declared just past the budget: no URL to fetch it from.
-    vendored = root / "registry" / "patches" / f"{WSL_UVA}.yaml"
-    vendored.write_text(
-        re.sub(r"size: \d+", f"size: {CONFIGMAP_BUDGET + 1}", vendored.read_text(), count=1)
-    )
+    assert str(len(padded)) in text
+    path.write_text(text)
     return open_registry(root), padded
 
 
-def run_fetcher(
-    rendered: RenderedK8s, workdir: Path, served: dict[str, bytes]
-) -> subprocess.CompletedProcess[str]:
-    """The init container's script, with a `curl` that serves `served` (URL -> bytes)."""
-    stubs, files = workdir / "bin", workdir / "served"
-    for url, content in served.items():
-        write_tree(files, {hashlib.sha256(url.encode()).hexdigest(): content})
-    stubs.mkdir(parents=True)
-    (stubs / "curl").write_text(
-        "#!/bin/bash\nout=${@: -2:1}; url=${@: -1}\n"
-        f'key=$(printf %s "$url" | sha256sum); cp "{files}/${{key%% *}}" "$out"\n'
-    )
-    (stubs / "curl").chmod(0o755)
+def run_assembler(rendered: RenderedK8s, workdir: Path, configmaps: list[dict[str, Any]]) -> Any:
+    """The init container's script, its part ConfigMaps laid out as the kubelet mounts them."""
+    spec = pod(rendered)
+    (init,) = [c for c in spec["initContainers"] if c["name"] == "assemble-patches"]
+    volumes = {v["name"]: v for v in spec["volumes"]}
+    by_name = {cm["metadata"]["name"]: cm for cm in configmaps}
+    for mount in init["volumeMounts"]:
+        source = volumes[mount["name"]].get("configMap")
+        if source is None or mount["name"] == "scripts":
+            continue
+        place = workdir / "parts" / PurePosixPath(mount["mountPath"]).relative_to(PARTS_DIR)
+        write_tree(place, dict(by_name[source["name"]]["data"]))
     return subprocess.run(
-        ["/bin/bash", "-c", rendered.scripts["fetch-patches.sh"]],
-        env={"PATH": f"{stubs}:{SYSTEM_PATH}", "PROFILEGEN_FETCH_ROOT": str(workdir / "fetched")},
+        ["/bin/bash", "-c", rendered.scripts["assemble-patches.sh"]],
+        env={
+            "PATH": SYSTEM_PATH,
+            "PROFILEGEN_PARTS_ROOT": str(workdir / "parts"),
+            "PROFILEGEN_JOINED_ROOT": str(workdir / "joined"),
+        },
         capture_output=True,
         text=True,
         timeout=30,
@@ -206,33 +199,32 @@ def run_fetcher(
     )
 
 
-def test_a_large_patch_arrives_by_init_container_and_is_verified_twice(
+def test_a_large_patch_arrives_in_parts_joined_and_verified_twice(
     large_patch: tuple[Registry, bytes], tmp_path: Path
 ) -> None:
     registry, padded = large_patch
     rendered = render_k8s(registry, registry.profiles[W4A8_PROFILE])
+    (large,) = [d for d in rendered.plan.deliveries if d.via == "assemble"]
+    assert large.patch.id == PR48375 and len(large.part_configmaps) == 3
     spec = pod(rendered)
-    (init,) = spec["initContainers"]
-    assert init["command"] == ["/bin/bash", "-p", "/opt/profilegen/fetch-patches.sh"]
-    large = [d for d in rendered.plan.deliveries if d.via == "fetch"]
-    assert [d.patch.id for d in large] == [PR48375]
-    assert {"name": large[0].volume, "emptyDir": {}} in spec["volumes"]
-    url = "https://patches.example.org/pr48375/install.sh"
-    # A wrong download is refused and not kept.
-    bad = run_fetcher(rendered, tmp_path / "bad", {url: b"echo pwned\n"})
+    assert {"name": large.volume, "emptyDir": {}} in spec["volumes"]
+    bundle = k8s_bundle_files(registry, rendered)
+    configmaps = [d for d in YAML(typ="safe").load_all(bundle["patches.yaml"].decode()) if d]
+    # Every ConfigMap stays under what a client-side `kubectl apply` can annotate.
+    assert all(applied_size(cm) < ANNOTATIONS_LIMIT for cm in configmaps)
+    # A tampered part is refused and nothing is kept.
+    tampered = [dict(cm, data=dict(cm["data"])) for cm in configmaps]
+    part = next(cm for cm in tampered if cm["metadata"]["name"] == large.part_configmaps[1])
+    key = next(iter(part["data"]))
+    part["data"][key] = part["data"][key].replace("padding", "pwned!!")
+    bad = run_assembler(rendered, tmp_path / "bad", tampered)
     assert bad.returncode == 1 and "does not match its pinned sha256" in bad.stderr
-    assert not list((tmp_path / "bad" / "fetched").rglob("install.sh"))
-    fetched = run_fetcher(rendered, tmp_path, {url: padded})
-    assert fetched.returncode == 0, fetched.stderr
+    assert not list((tmp_path / "bad" / "joined").rglob("install.sh*"))
+    joined = run_assembler(rendered, tmp_path, configmaps)
+    assert joined.returncode == 0, joined.stderr
+    assert (tmp_path / "joined" / str(large.index) / "install.sh").read_bytes() == padded
     # The emptyDir the init container filled is mounted where the compose mounts the patch.
-    shutil.copytree(tmp_path / "fetched" / str(large[0].index), tmp_path / "etc" / "pr48375")
-    configmaps = [
-        d
-        for d in YAML(typ="safe").load_all(
-            k8s_bundle_files(registry, rendered)["patches.yaml"].decode()
-        )
-        if d
-    ]
+    shutil.copytree(tmp_path / "joined" / str(large.index), tmp_path / "etc" / "pr48375")
     lay_out_configmaps(rendered, configmaps, tmp_path / "etc", "server")
     result = boot(rendered, tmp_path)
     assert result.started, result.stderr
@@ -241,14 +233,52 @@ def test_a_large_patch_arrives_by_init_container_and_is_verified_twice(
     )
 
 
-def test_a_large_vendored_patch_has_nowhere_to_come_from(
-    large_patch: tuple[Registry, bytes],
+def process_env(result: BootResult, name: str) -> dict[str, str]:
+    """The environment a stub process (ray, python3, vllm) was started with."""
+    pairs = (result.workdir / f"env.{name}").read_bytes().decode().split("\0")[:-1]
+    return dict(pair.split("=", 1) for pair in pairs)
+
+
+def test_the_api_key_reaches_the_engine_alone_never_ray(
+    test_registry: Registry, tmp_path: Path
 ) -> None:
-    registry, _ = large_patch
-    with pytest.raises(K8sError) as caught:
-        render_k8s(registry, registry.profiles[SEED])
-    assert str(caught.value.where).startswith(f"registry/patches/{WSL_UVA}.yaml:")
-    assert caught.value.detail == (
-        f"patch {WSL_UVA} is {CONFIGMAP_BUDGET + 1} bytes, too large for a ConfigMap, and has "
-        "no URL an init container could fetch it from"
+    rendered = render_k8s(test_registry, test_registry.profiles[W4A8_PROFILE], K8sOptions(nodes=2))
+    bundle = k8s_bundle_files(test_registry, rendered)["patches.yaml"].decode()
+    configmaps = [d for d in YAML(typ="safe").load_all(bundle) if d]
+    # Only the serving container is given the Secret's key.
+    assert "API_KEY" in {e["name"] for e in rendered.container_env("leader")}
+    assert "API_KEY" not in {e["name"] for e in rendered.container_env("worker")}
+    leader_dir = tmp_path / "leader"
+    lay_out_configmaps(rendered, configmaps, leader_dir / "etc", "leader")
+    # vLLM's config folder (its default is under the home, read-only in the box): the test's.
+    env = {"LWS_GROUP_SIZE": "2", "API_KEY": "s3cret", "VLLM_CONFIG_ROOT": f"{RECORDS}/vllm"}
+    leader = boot(rendered, leader_dir, "leader", env)
+    assert leader.started, leader.stderr
+    for helper in ("ray", "python3"):  # the Ray head, and the wait for the group's nodes
+        assert not {"API_KEY", "VLLM_API_KEY"} & set(process_env(leader, helper)), helper
+    engine = process_env(leader, "vllm")
+    assert engine["VLLM_API_KEY"] == "s3cret" and "API_KEY" not in engine
+    # vLLM copies VLLM_* variables to its Ray workers unless this file names them.
+    noncarry = leader_dir / "vllm" / "ray_non_carry_over_env_vars.json"
+    assert noncarry.read_text() == '["VLLM_API_KEY"]\n'
+    # A worker given a key anyway (by hand) drops it before joining.
+    worker_dir = tmp_path / "worker"
+    lay_out_configmaps(rendered, configmaps, worker_dir / "etc", "worker")
+    env = {"LWS_LEADER_ADDRESS": "group-0.group", "API_KEY": "s3cret"}
+    worker = boot(rendered, worker_dir, "worker", env)
+    assert worker.started, worker.stderr
+    assert not {"API_KEY", "VLLM_API_KEY"} & set(process_env(worker, "ray"))
+
+
+def test_a_leader_without_its_group_size_refuses_to_start(
+    test_registry: Registry, tmp_path: Path
+) -> None:
+    rendered = render_k8s(test_registry, test_registry.profiles[W4A8_PROFILE], K8sOptions(nodes=2))
+    bundle = k8s_bundle_files(test_registry, rendered)["patches.yaml"].decode()
+    configmaps = [d for d in YAML(typ="safe").load_all(bundle) if d]
+    lay_out_configmaps(rendered, configmaps, tmp_path / "etc", "leader")
+    result = boot(rendered, tmp_path, "leader")
+    assert (result.started, result.returncode) == (False, 1)
+    assert result.stderr.splitlines()[-1] == (
+        "profilegen: LWS_GROUP_SIZE is not set: this script runs as a LeaderWorkerSet leader"
     )

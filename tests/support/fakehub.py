@@ -145,6 +145,14 @@ class _Fault:
     repo: str | None
 
 
+@dataclass
+class _Cut:
+    repo: str
+    filename: str
+    after: int
+    times: int
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     # Benchmarks open dozens of connections at once; the default backlog of 5 drops some.
@@ -162,6 +170,7 @@ class FakeHub:
         self.page_size = page_size  # tree listing page size; None = one page
         self.stall_routes: set[str] = set()  # routes that read the request and never answer
         self._faults: dict[str, list[_Fault]] = {}
+        self._cuts: list[_Cut] = []
         self._log: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._release = threading.Event()
@@ -256,6 +265,20 @@ class FakeHub:
         with self._lock:
             self._faults.setdefault(route, []).append(fault)
 
+    def cut(self, repo: str, filename: str, *, after: int, times: int = 1) -> None:
+        """The next `times` downloads of one file send `after` bytes of the body (announcing
+        all of it) and then close the connection, as a dropped link does."""
+        with self._lock:
+            self._cuts.append(_Cut(repo, filename, after, times))
+
+    def _take_cut(self, repo: str, filename: str) -> int | None:
+        with self._lock:
+            for cut in self._cuts:
+                if (cut.repo, cut.filename) == (repo, filename) and cut.times > 0:
+                    cut.times -= 1
+                    return cut.after
+        return None
+
     def stall(self, *routes: str) -> None:
         """Accept requests on ``routes`` and never answer them (until the hub stops)."""
         self.stall_routes.update(routes)
@@ -307,6 +330,7 @@ class _Reply:
     status: int
     body: bytes = b""
     headers: dict[str, str] = field(default_factory=dict)
+    cut_after: int | None = None  # bytes of the body sent before the connection is dropped
 
 
 def _json(status: int, payload: Any, **headers: str) -> _Reply:
@@ -378,7 +402,7 @@ class _Handler(BaseHTTPRequestHandler):
                 status=reply.status,
                 authorization=self.headers.get("Authorization"),
                 range=self.headers.get("Range"),
-                sent=0 if method == "HEAD" else len(reply.body),
+                sent=0 if method == "HEAD" else len(reply.body[: reply.cut_after]),
             )
         )
         self._send(method, reply)
@@ -391,7 +415,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(reply.body)))
         self.end_headers()
         if method != "HEAD" and reply.body:
-            self.wfile.write(reply.body)
+            self.wfile.write(reply.body[: reply.cut_after])
+        if reply.cut_after is not None:
+            self.wfile.flush()
+            self.close_connection = True
 
     def _token(self) -> str | None:
         auth = self.headers.get("Authorization") or ""
@@ -498,9 +525,14 @@ class _Handler(BaseHTTPRequestHandler):
             "Accept-Ranges": "bytes",
         }
         wanted = self.headers.get("Range")
-        if method == "GET" and wanted:
-            return _ranged(item, wanted, headers)
-        return _Reply(200, item.content if method == "GET" else b"", headers)
+        reply = (
+            _ranged(item, wanted, headers)
+            if method == "GET" and wanted
+            else _Reply(200, item.content if method == "GET" else b"", headers)
+        )
+        if method == "GET":
+            reply.cut_after = hub._take_cut(repo.repo_id, filename)
+        return reply
 
 
 _RANGE = re.compile(r"^bytes=([0-9]+)-([0-9]*)$")

@@ -25,6 +25,7 @@ K8S_VERSION = "1.37.0"
 # The object kinds profilegen emits; their closure is what gets vendored.
 ROOTS = (
     "io.k8s.api.apps.v1.Deployment",
+    "io.k8s.api.batch.v1.Job",
     "io.k8s.api.core.v1.ConfigMap",
     "io.k8s.api.core.v1.PersistentVolumeClaim",
     "io.k8s.api.core.v1.PodTemplateSpec",

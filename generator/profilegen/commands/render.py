@@ -45,9 +45,14 @@ COMPOSE_TREE = ("compose", "docs", "gateways")
 @click.option("--replicas", type=int, help="k8s: serving replicas (pods, or pod groups).")
 @click.option("--nodes", type=int, help="k8s: split over N nodes (vLLM: LeaderWorkerSet).")
 @click.option(
-    "--host-data-dir",
-    metavar="PATH",
-    help="k8s: a folder on every node (models/, cache/) instead of a PersistentVolumeClaim.",
+    "--model-volume",
+    metavar="new|shared|claim:NAME|hostpath:PATH",
+    help="k8s: where the weights live: a claim per pod filled by its loader (new, default), one "
+    "ReadWriteMany claim filled by a Job (shared), or a volume filled beforehand and only "
+    "verified (an existing claim, a folder on every node).",
+)
+@click.option(
+    "--storage-class", metavar="NAME", help="k8s: the storage class of the weights' claims."
 )
 @click.option(
     "--hf-secret", metavar="NAME", help="k8s: the Secret holding HF_TOKEN and API_KEY (hf-token)."
@@ -63,12 +68,15 @@ def command(
     namespace: str | None,
     replicas: int | None,
     nodes: int | None,
-    host_data_dir: str | None,
+    model_volume: str | None,
+    storage_class: str | None,
     hf_secret: str | None,
     timeout: float | None,
 ) -> int:
     """Render PROFILE's compose file (or Kubernetes objects) to stdout, or a bundle with -o."""
-    options, given = k8s_options(target, namespace, replicas, nodes, host_data_dir, hf_secret)
+    options, given = k8s_options(
+        target, namespace, replicas, nodes, model_volume, storage_class, hf_secret
+    )
     if all_:
         if profile or output:
             raise UsageError("--all renders every profile into compose/; give no PROFILE or -o")

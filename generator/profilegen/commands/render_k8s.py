@@ -20,7 +20,8 @@ def k8s_options(
     namespace: str | None,
     replicas: int | None,
     nodes: int | None,
-    host_data_dir: str | None,
+    model_volume: str | None,
+    storage_class: str | None,
     hf_secret: str | None,
 ) -> tuple[K8sOptions | None, list[str]]:
     """The Kubernetes options (None for another target), and which were given (an error for
@@ -29,7 +30,8 @@ def k8s_options(
         "namespace": namespace,
         "replicas": replicas,
         "nodes": nodes,
-        "host_data_dir": host_data_dir,
+        "model_volume": model_volume,
+        "storage_class": storage_class,
         "hf_secret": hf_secret,
     }
     given = [f"--{name.replace('_', '-')}" for name, value in values.items() if value is not None]
@@ -44,7 +46,8 @@ def k8s_options(
         namespace=namespace,
         replicas=1 if replicas is None else replicas,
         nodes=nodes,
-        host_data_dir=host_data_dir,
+        model_volume=model_volume or "new",
+        storage_class=storage_class,
         hf_secret=hf_secret or "hf-token",
     )
     return options, given
@@ -63,18 +66,18 @@ def render_k8s(
     from ..render.targets.k8s import render_k8s as build
 
     rendered = build(registry, profile, options)
-    small = [d.patch.id for d in rendered.plan.deliveries if d.via == "configmap"]
+    patches = [d.patch.id for d in rendered.plan.deliveries]
     if output is None:
         click.echo(rendered.yaml.decode(), nl=False)
-        if small:
+        if patches:
             click.echo(
-                f"note: the ConfigMaps of {len(small)} patch(es) carry their files: "
+                f"note: the ConfigMaps of {len(patches)} patch(es) carry their files: "
                 "render with -o DIR to write them (patches.yaml)",
                 err=True,
             )
         return EXIT_OK
     # Their ConfigMaps carry the files: gathered within one deadline, verified, then written.
-    collect_patch_files(registry, small, Deadline.start(timeout))
+    collect_patch_files(registry, patches, Deadline.start(timeout))
     files = k8s_bundle_files(registry, rendered)
     write_bundle(output, files)
     click.echo(f"wrote {output}/ ({len(files)} files): kubectl apply -f {output}/", err=True)

@@ -76,7 +76,10 @@ def explain_k8s(
     gpus = scenario.gpus or rendered.layout.gpus_per_pod
     argv = ("/bin/bash", "-p", f"{SCRIPTS_DIR}/{ROLES[role]}")
     launch = Launch(argv, tuple(sorted(env.items())), gpus, scenario.nvlink)
-    engines = tuple(stub_path(b) for b in {binary, "ray"})
+    # A leader starts the Ray head and waits for its group (Python, with Ray) before the
+    # engine: stubs too, whose records the engine's own replaces.
+    helpers = {"ray", "python3"} if role == "leader" else {"ray"}
+    engines = tuple(sorted(stub_path(b) for b in {binary, *helpers}))
     ((run,),) = run_jobs([Job(pod_layout(rendered), (launch,), engines)])
     return _explanation(profile, scenario, gpus, engine.kind, run)
 

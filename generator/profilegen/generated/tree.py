@@ -8,11 +8,12 @@ from pathlib import Path
 
 from ..docs.catalog import docs_plan
 from ..errors import Finding, ProfilegenError
+from ..hub.lock import Lock, read_lock
 from ..registry import Registry
 from ..render import Rendered, render_profile_cached
 from ..render.estate import plan_estate
 from ..render.targets.gateway import render_gateway
-from ..render.targets.k8s import RenderedK8s, build_k8s, render_k8s
+from ..render.targets.k8s import READ_LOCK, RenderedK8s, build_k8s, render_k8s
 
 COMPOSE_DIR = "compose"
 GATEWAYS_DIR = "gateways"
@@ -37,18 +38,28 @@ def render_all(registry: Registry, only: frozenset[str] | None = None) -> dict[s
 
 
 def k8s_all(
-    registry: Registry, rendered: dict[str, Rendered], *, verify: bool
+    registry: Registry,
+    rendered: dict[str, Rendered],
+    *,
+    verify: bool,
+    lock: Lock | None | object = READ_LOCK,
 ) -> dict[str, RenderedK8s | ProfilegenError]:
     """Every profile of `rendered` for Kubernetes (default options), or why it cannot be.
 
     `verify`: written out, read back and validated (what `render --all` writes); else only
-    built (what `check` validates and compares).
+    built (what `check` validates and compares). `lock`: as read (default: read it here).
     """
     out: dict[str, RenderedK8s | ProfilegenError] = {}
     make = render_k8s if verify else build_k8s
+    try:
+        locked = read_lock(registry.root) if lock is READ_LOCK else lock
+    except ProfilegenError as exc:
+        return dict.fromkeys(rendered, exc)
     for profile_id, result in rendered.items():
         try:
-            out[profile_id] = make(registry, registry.profiles[profile_id], script=result.script)
+            out[profile_id] = make(
+                registry, registry.profiles[profile_id], script=result.script, lock=locked
+            )
         except ProfilegenError as exc:
             out[profile_id] = exc
     return out

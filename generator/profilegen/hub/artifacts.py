@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..errors import Location
@@ -13,6 +14,7 @@ from .types import ArtifactRequest
 # Declared sizes are rounded ("15.9 GB"): 5% absorbs that rounding, while a GB/GiB
 # mix-up (7.4%) still shows.
 SIZE_TOLERANCE = 0.05
+SHARD = re.compile(r"^(?P<stem>.+)-(?P<no>[0-9]{5})-of-(?P<of>[0-9]{5})\.gguf$")
 
 
 @dataclass(frozen=True)
@@ -65,3 +67,19 @@ def artifact_uses(registry: Registry) -> list[ArtifactUse]:
             used = tuple(sorted(users.get(drafter.id, [])))
             uses.append(ArtifactUse(drafter.id, drafter.artifact, where, used))
     return sorted(uses, key=lambda u: u.key)
+
+
+def promised_shards(files: tuple[str, ...]) -> list[str]:
+    """Shards a split GGUF's file names promise that the list does not name."""
+    listed = set(files)
+    out = []
+    for path in files:
+        match = SHARD.match(path)
+        if match is None:
+            continue
+        total = int(match.group("of"))
+        for n in range(1, total + 1):
+            name = f"{match.group('stem')}-{n:05d}-of-{total:05d}.gguf"
+            if name not in listed and name not in out:
+                out.append(name)
+    return out

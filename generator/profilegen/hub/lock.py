@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ProfilegenError
+from ..model.model import Artifact
 from ..registry import Registry
 from .artifacts import SIZE_TOLERANCE, ArtifactUse
 
@@ -19,6 +20,8 @@ LOCK_NAME = "profilegen.lock.json"
 LOCK_VERSION = 1
 COMMIT = re.compile(r"[0-9a-f]{40}")
 SHA256 = re.compile(r"[0-9a-f]{64}")
+# A file of a repository, as the registry may name one: relative, never climbing out.
+REPO_PATH = re.compile(r"(?!/)(?!.*\.\.)[A-Za-z0-9._+/\[\]-]{1,255}")
 
 
 @dataclass
@@ -107,7 +110,11 @@ def patch_entries(registry: Registry) -> dict[str, dict[str, Any]]:
 
 def entry_matches(use: ArtifactUse, entry: dict[str, Any]) -> bool:
     """Whether a lock entry still describes the registry's artifact."""
-    a = use.artifact
+    return artifact_matches(use.artifact, entry)
+
+
+def artifact_matches(a: Artifact, entry: dict[str, Any]) -> bool:
+    """Whether a lock entry still describes the artifact `a`."""
     if entry.get("repo") != a.repo or entry.get("revision") != a.revision:
         return False
     if entry.get("declared_size_bytes") != a.size_bytes:
@@ -122,6 +129,8 @@ def entry_matches(use: ArtifactUse, entry: dict[str, Any]) -> bool:
 def _file_problem(f: Any) -> str | None:
     if not isinstance(f, dict) or not isinstance(f.get("path"), str):
         return "a file without a path"
+    if not REPO_PATH.fullmatch(f["path"]):
+        return f"{f['path']!r}, not a path inside the repository"
     size, sha = f.get("size"), f.get("sha256")
     if not isinstance(size, int) or isinstance(size, bool) or size < 0:
         return f"{f['path']} without a size"
@@ -132,6 +141,11 @@ def _file_problem(f: Any) -> str | None:
 
 def resolved_problems(use: ArtifactUse, entry: dict[str, Any]) -> list[str]:
     """What makes a resolved entry unable to vouch for the files it names (empty: sound)."""
+    return artifact_problems(use.artifact, entry)
+
+
+def artifact_problems(artifact: Artifact, entry: dict[str, Any]) -> list[str]:
+    """What makes a resolved entry unable to vouch for the files of `artifact` (empty: sound)."""
     commit = entry.get("commit")
     if not (isinstance(commit, str) and COMMIT.fullmatch(commit)):
         return ["records no commit"]
@@ -144,7 +158,7 @@ def resolved_problems(use: ArtifactUse, entry: dict[str, Any]) -> list[str]:
     total = sum(f["size"] for f in files)
     if entry.get("total_size") != total:
         return [f"records total_size {entry.get('total_size')}, its files add up to {total:,}"]
-    declared = use.artifact.size.bytes if use.artifact.size is not None else None
+    declared = artifact.size.bytes if artifact.size is not None else None
     if declared is not None and abs(total - declared) > SIZE_TOLERANCE * declared:
         return [
             f"records {total:,} bytes of files, the registry declares {declared:,} "

@@ -9,7 +9,6 @@ seconds instead of as a crash minutes into the engine's start.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,11 +17,10 @@ import click
 
 from ..errors import EXIT_FINDINGS, EXIT_OK
 from ..registry import Registry, find_profile
+from .artifacts import promised_shards
 from .fetch import Need, _declared, needs, verify_local
 from .lock import LOCK_NAME
 from .verify import Record, human
-
-SHARD = re.compile(r"^(?P<stem>.+)-(?P<no>[0-9]{5})-of-(?P<of>[0-9]{5})\.gguf$")
 
 
 @dataclass(frozen=True)
@@ -30,22 +28,6 @@ class VerifyOptions:
     profile: str
     model_dir: Path
     fmt: str = "text"
-
-
-def promised_shards(files: tuple[str, ...]) -> list[str]:
-    """Shards a split GGUF's file names promise that the list does not name."""
-    listed = set(files)
-    out = []
-    for path in files:
-        match = SHARD.match(path)
-        if match is None:
-            continue
-        total = int(match.group("of"))
-        for n in range(1, total + 1):
-            name = f"{match.group('stem')}-{n:05d}-of-{total:05d}.gguf"
-            if name not in listed and name not in out:
-                out.append(name)
-    return out
 
 
 def _shard_problems(need: Need) -> list[str]:

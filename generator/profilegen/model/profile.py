@@ -21,6 +21,7 @@ from .common import (
     Strict,
     Text,
 )
+from .kubernetes import ProfileKubernetes
 from .runtime import Runtime
 from .settings import ApiKeyPolicy
 
@@ -359,6 +360,8 @@ class Profile(Strict):
     env: dict[EnvName, EnvSpec] = Field(default_factory=dict)
     # Keyed so that a profile can override or add one mount of the profile it extends.
     mounts: dict[Id, Mount] = Field(default_factory=dict)
+    # How a cluster provides what the compose file takes from the host (`render --target k8s`).
+    kubernetes: ProfileKubernetes | None = None
     # Group id the container runs with (`user: 0:<gid>`), when the profile needs one.
     user_gid: Annotated[int, Field(ge=0)] | None = None
     shm_size: Annotated[str, StringConstraints(pattern=r"^[0-9]+[kmg]b?$")] = "16gb"

@@ -5,7 +5,7 @@ verification of what was rendered), the targets (`targets/compose`; `targets/gat
 gateway's routes in `estate`; `targets/k8s*`: a Deployment or a LeaderWorkerSet, validated
 against pinned API schemas), and relocatable bundles.
 May import: `errors`, `resources`, `write`, `cache`, `model`, `registry`, `hub` (patch files
-for bundles).
+for bundles; the lock, for the weights a Kubernetes pod loads).
 """
 
 from __future__ import annotations

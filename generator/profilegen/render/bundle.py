@@ -39,14 +39,14 @@ def bundle_files(registry: Registry, profile: Profile, rendered: Rendered) -> di
 
 
 def k8s_bundle_files(registry: Registry, rendered: RenderedK8s) -> dict[str, bytes]:
-    """kubernetes.yaml, patches.yaml (the ConfigMaps of the small patches, from their verified
-    files) and the patch manifest; everything read back and validated before any write."""
+    """kubernetes.yaml, patches.yaml (the patches' ConfigMaps, from their verified files) and
+    the patch manifest; everything read back and validated before any write."""
     files = dict(rendered.files())
     manifest = rendered.plan.ctx.manifest
     files["patches.manifest.json"] = manifest_bytes(manifest)
-    small = [d.patch.id for d in rendered.plan.deliveries if d.via == "configmap"]
-    if small:
-        objects = rendered.patch_objects(verified_patch_files(registry, manifest, small))
+    patches = [d.patch.id for d in rendered.plan.deliveries]
+    if patches:
+        objects = rendered.patch_objects(verified_patch_files(registry, manifest, patches))
         header = f"{rendered.profile_id}: the patch files, delivered as ConfigMaps (apply with kubernetes.yaml)"
         text = dump_objects(objects, header)
         check_objects(f"{rendered.profile_id} patches", text, objects)

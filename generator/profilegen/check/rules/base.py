@@ -92,7 +92,7 @@ class CheckContext:
     @cached_property
     def k8s(self) -> dict[str, RenderedK8s | ProfilegenError]:
         """Every rendered profile's Kubernetes objects (built, not written), or why not."""
-        return k8s_all(self.registry, self.rendered, verify=False)
+        return k8s_all(self.registry, self.rendered, verify=False, lock=self.usable_lock)
 
     @cached_property
     def plan(self) -> dict[str, bytes]:

@@ -24,3 +24,15 @@ DIALECTS: dict[str, Callable[[Context], EngineCommand]] = {
 
 def engine_command(ctx: Context) -> EngineCommand:
     return DIALECTS[ctx.engine.kind](ctx)
+
+
+# Whether the family's image can run profilegen's weights loader (Python and huggingface_hub).
+HUB_CLIENT: dict[str, bool] = {
+    "vllm": vllm.IMAGE_HAS_HUB_CLIENT,
+    "llama.cpp": llamacpp.IMAGE_HAS_HUB_CLIENT,
+    "sglang": sglang.IMAGE_HAS_HUB_CLIENT,
+}
+
+
+def image_has_hub_client(kind: str) -> bool:
+    return HUB_CLIENT[kind]

@@ -21,6 +21,9 @@ SAMPLER_FLAGS = {
     "repetition_penalty": "--repeat-penalty",
 }
 
+# llama.cpp's server image has no Python: another image loads its weights.
+IMAGE_HAS_HUB_CLIENT = False
+
 
 def build(ctx: Context) -> EngineCommand:
     return EngineCommand(

@@ -12,6 +12,9 @@ if TYPE_CHECKING:
 
 ALGORITHMS = {"eagle3": "EAGLE3", "eagle": "EAGLE", "mtp": "NEXTN", "dflash": "DFLASH"}
 
+# The SGLang image runs Python with huggingface_hub (a dependency of SGLang).
+IMAGE_HAS_HUB_CLIENT = True
+
 
 def build(ctx: Context) -> EngineCommand:
     return EngineCommand(

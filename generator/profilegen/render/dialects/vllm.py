@@ -10,6 +10,9 @@ from .common import extra_args, sampler_json, spec_extra_args
 if TYPE_CHECKING:
     from ..context import Context
 
+# The vLLM image runs Python with huggingface_hub (a dependency of vLLM).
+IMAGE_HAS_HUB_CLIENT = True
+
 
 def build(ctx: Context) -> EngineCommand:
     return EngineCommand(

@@ -183,17 +183,21 @@ def _header(ctx: Context, envs: dict[str, SandboxedEnvironment]) -> RawYaml:
     return RawYaml(comment_lines(text.rstrip("\n")))
 
 
+def entrypoint_script(
+    ctx: Context, envs: dict[str, SandboxedEnvironment], command: EngineCommand
+) -> str:
+    """The boot script the service runs; a Kubernetes pod of one node runs the same."""
+    kind = ENGINE_TEMPLATES[ctx.engine.kind]
+    template = envs["shell"].get_template(f"entrypoint/engines/{kind}.sh.j2")
+    return template.render(c=ctx, p=ctx.profile, cmd=command)
+
+
 def render_profile(registry: Registry, profile: Profile) -> Rendered:
     """Renders one profile; pure: the registry in, bytes out."""
     envs = environments(tuple(template_dirs(registry.root)))
     ctx = Context(registry, profile)
-    kind = ENGINE_TEMPLATES[ctx.engine.kind]
     command = engine_command(ctx)
-    script = (
-        envs["shell"]
-        .get_template(f"entrypoint/engines/{kind}.sh.j2")
-        .render(c=ctx, p=ctx.profile, cmd=command)
-    )
+    script = entrypoint_script(ctx, envs, command)
     service = _service(ctx)
     compose = (
         envs["yaml"]

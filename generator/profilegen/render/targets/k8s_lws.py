@@ -4,7 +4,8 @@ Each group is `nodes` pods: the leader starts the Ray head and `vllm serve` with
 profile's own arguments plus the multi-node ones (pipeline stages across nodes, the Ray
 executor); each worker runs the same checks and patches, then joins the leader's Ray
 cluster. A pod that restarts recreates its whole group, as a Ray cluster cannot take a
-member back mid-flight.
+member back mid-flight. The leader waits for the whole group (LWS_GROUP_SIZE) before it
+starts serving, within a startup budget that allows for it; workers are ready once joined.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from ..context import Context, RenderError
 from .k8s_plan import Layout, labels, metadata
 from .k8s_pod import PodPlan, Role, pod_spec
 from .k8s_schema import LWS_API
+from .k8s_storage import claim_templates
 
 
 def multinode_args(ctx: Context, layout: Layout) -> list[str]:
@@ -34,6 +36,16 @@ def _template(plan: PodPlan, role: Role, script: str, config: str) -> dict[str, 
 
 
 def leader_worker_set(plan: PodPlan, annotations: dict[str, str], config: str) -> dict[str, Any]:
+    group: dict[str, Any] = {
+        "size": plan.layout.nodes,
+        "restartPolicy": "RecreateGroupOnPodRestart",
+        "leaderTemplate": _template(plan, "leader", "leader.sh", config),
+        "workerTemplate": _template(plan, "worker", "worker.sh", config),
+    }
+    templates = claim_templates(plan)
+    if templates:
+        # Each pod's own claim, kept when the group is recreated: a loader resumes into it.
+        group["volumeClaimTemplates"] = templates
     return {
         "apiVersion": LWS_API,
         "kind": "LeaderWorkerSet",
@@ -42,11 +54,6 @@ def leader_worker_set(plan: PodPlan, annotations: dict[str, str], config: str) -
             "replicas": plan.options.replicas,
             # The leader cannot become ready before its workers have joined: create all at once.
             "startupPolicy": "LeaderCreated",
-            "leaderWorkerTemplate": {
-                "size": plan.layout.nodes,
-                "restartPolicy": "RecreateGroupOnPodRestart",
-                "leaderTemplate": _template(plan, "leader", "leader.sh", config),
-                "workerTemplate": _template(plan, "worker", "worker.sh", config),
-            },
+            "leaderWorkerTemplate": group,
         },
     }

@@ -21,6 +21,8 @@ DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 # pod names LeaderWorkerSet derives from it).
 NAME_LIMIT = 40
 RAY_PORT = 6379
+# A worker's raylet listens here once it has joined the leader's cluster (its readiness).
+RAY_NODE_PORT = 6380
 
 
 class K8sError(UsageError):
@@ -32,15 +34,52 @@ class K8sError(UsageError):
         self.detail = detail
 
 
+# A storage class or claim name: a DNS subdomain.
+DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+NODE_PATH = re.compile(r"/[A-Za-z0-9_.@+/-]*")
+VOLUME_KINDS = ("new", "shared", "claim", "hostpath")
+
+
+@dataclass(frozen=True)
+class ModelVolume:
+    """Where the weights live (`--model-volume`), read from `new`, `shared`, `claim:NAME` or
+    `hostpath:PATH`: a claim per pod filled by its own loader, one ReadWriteMany claim filled
+    once by a Job, or a volume filled beforehand (verified, never downloaded into)."""
+
+    kind: str
+    value: str = ""
+
+    @classmethod
+    def parse(cls, text: str) -> ModelVolume:
+        kind, _, value = text.partition(":")
+        if kind not in VOLUME_KINDS or bool(value) != (kind in ("claim", "hostpath")):
+            raise K8sError(
+                "--model-volume", f"{text!r} is not new, shared, claim:NAME or hostpath:PATH"
+            )
+        if kind == "claim" and not DNS_SUBDOMAIN.fullmatch(value):
+            raise K8sError("--model-volume", f"claim {value!r} is not a claim name")
+        if kind == "hostpath" and not NODE_PATH.fullmatch(value):
+            raise K8sError("--model-volume", f"{value!r} is not an absolute path on the nodes")
+        return cls(kind, value)
+
+    @property
+    def downloads(self) -> bool:
+        """The weights are downloaded into it (else only verified: an air-gapped cluster)."""
+        return self.kind in ("new", "shared")
+
+
 @dataclass(frozen=True)
 class K8sOptions:
     namespace: str | None = None
     replicas: int = 1
     nodes: int | None = None  # None: as many as the rig's nodes need
-    # A folder on every node laid out like a compose bundle (models/, cache/) instead of a
-    # PersistentVolumeClaim.
-    host_data_dir: str | None = None
+    model_volume: str = "new"
+    storage_class: str | None = None
     hf_secret: str = "hf-token"
+
+    @property
+    def volume(self) -> ModelVolume:
+        return ModelVolume.parse(self.model_volume)
 
     def check(self) -> None:
         if self.namespace is not None and not DNS_LABEL.fullmatch(self.namespace):
@@ -51,9 +90,20 @@ class K8sOptions:
             raise K8sError("--replicas", f"{self.replicas} is not a positive number of replicas")
         if self.nodes is not None and self.nodes < 1:
             raise K8sError("--nodes", f"{self.nodes} is not a positive number of nodes")
-        host = self.host_data_dir
-        if host is not None and not re.fullmatch(r"/[A-Za-z0-9_.@+/-]*", host):
-            raise K8sError("--host-data-dir", f"{host!r} is not an absolute path on the nodes")
+        volume = self.volume
+        klass = self.storage_class
+        if klass is not None and not DNS_SUBDOMAIN.fullmatch(klass):
+            raise K8sError("--storage-class", f"{klass!r} is not a storage class name")
+        if klass is not None and not volume.downloads:
+            raise K8sError(
+                "--storage-class", f"--model-volume {self.model_volume} creates no claim"
+            )
+        if volume.kind == "shared" and klass is None:
+            raise K8sError(
+                "--model-volume",
+                "shared is one ReadWriteMany claim for every pod: name a storage class that "
+                "provides ReadWriteMany (NFS, CephFS, EFS, Filestore) with --storage-class",
+            )
 
 
 def _not_label(value: str) -> str:

@@ -3,21 +3,35 @@
 The container runs the same entrypoint script as the compose service, from a ConfigMap.
 Tunables come from a ConfigMap with the compose file's defaults (the script checks them at
 boot, as it does under Compose); what the manifest fixes (TP and PP, which must match the GPUs
-requested) is set on the container instead. The Hugging Face token comes from a Secret.
+requested) is set on the container instead. Before it, init containers put the weights on the
+volume and verify them (or wait for the Job that does), assemble patch files that span several
+ConfigMaps and copy declared tools out of their images: the engine starts only after all of
+them succeeded. The API key (from the optional Secret) reaches only the container that serves
+the API; the Hugging Face token only the loader that downloads.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, Literal
 
 from ...model.common import EnvFrom
+from ...model.profile import Mount
 from ..context import Context
-from .k8s_patches import SCRIPTS_DIR, Delivery, fetch_plan, patch_mounts, patch_volumes
-from .k8s_plan import K8sError, K8sOptions, Layout
+from .k8s_patches import SCRIPTS_DIR, Delivery, assembly_plan, patch_mounts, patch_volumes
+from .k8s_plan import RAY_NODE_PORT, K8sError, K8sOptions, Layout, ModelVolume
+from .k8s_resources import (
+    LOADER_RESOURCES,
+    PROBE_PERIOD_S,
+    Startup,
+    engine_cpu,
+    engine_memory,
+    probes,
+    resources,
+)
+from .k8s_weights import LOADER, LOADER_MODELS, WeightsPlan, data_volume, loader_image, loader_mode
 from .k8s_yaml import kube_escape
 
 Role = Literal["server", "leader", "worker"]
@@ -26,7 +40,8 @@ DEVICE_PLUGIN_ENV = frozenset({"NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"}
 PINNED = ("TP", "PP")
 SECRET_HOST = "HF_TOKEN"
 GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
-PROBE_PERIOD_S = 10
+TOOLS_DIR = "/profilegen/tools"
+LOADER_NAMES = {"load": "load-weights", "verify": "verify-weights", "wait": "wait-for-weights"}
 
 
 @dataclass(frozen=True)
@@ -36,11 +51,24 @@ class PodPlan:
     options: K8sOptions
     name: str
     deliveries: list[Delivery]
+    weights: WeightsPlan
+    startup: dict[str, Startup]  # by role: the server's or the leader's probe budget
+    join_s: int  # how long the pods of a group wait for each other
 
     @property
     def spec_pinned_off(self) -> bool:
         """Multi-node pins the drafter off: vLLM cannot boot speculative decoding with PP > 1."""
         return self.layout.multi_node and self.ctx.drafter is not None
+
+    @property
+    def volume(self) -> ModelVolume:
+        return self.options.volume
+
+    @property
+    def per_pod_claims(self) -> bool:
+        """Each pod of a group has its own claim (LWS volumeClaimTemplates), filled by its
+        own loader."""
+        return self.layout.multi_node and self.volume.kind == "new"
 
 
 def tunables_data(plan: PodPlan) -> dict[str, str]:
@@ -63,7 +91,12 @@ def tunables_data(plan: PodPlan) -> dict[str, str]:
     return data
 
 
-def container_env(plan: PodPlan) -> list[dict[str, Any]]:
+def _secret(plan: PodPlan, name: str, key: str) -> dict[str, Any]:
+    ref = {"name": plan.options.hf_secret, "key": key, "optional": True}
+    return {"name": name, "valueFrom": {"secretKeyRef": ref}}
+
+
+def container_env(plan: PodPlan, role: Role) -> list[dict[str, Any]]:
     """Variables set on the container (they win over the tunables ConfigMap)."""
     ctx, layout = plan.ctx, plan.layout
     env: list[dict[str, Any]] = []
@@ -78,12 +111,10 @@ def container_env(plan: PodPlan) -> list[dict[str, Any]]:
             continue
         if isinstance(spec, str):
             env.append({"name": name, "value": kube_escape(spec)})
-        elif SECRET_HOST in spec.host:
-            ref = {"name": plan.options.hf_secret, "key": SECRET_HOST, "optional": True}
-            env.append({"name": name, "valueFrom": {"secretKeyRef": ref}})
-    # The server's API key, from the same Secret (absent: none, unless the profile needs one).
-    ref = {"name": plan.options.hf_secret, "key": "API_KEY", "optional": True}
-    env.append({"name": "API_KEY", "valueFrom": {"secretKeyRef": ref}})
+    # The API key, from the Secret, for the pod that serves the API (absent: none, unless the
+    # profile needs one); a worker only joins the leader's Ray cluster and never sees it.
+    if role != "worker":
+        env.append(_secret(plan, "API_KEY", "API_KEY"))
     return env
 
 
@@ -95,25 +126,65 @@ def shm_quantity(size: str) -> str:
     return match.group(1) + {"k": "Ki", "m": "Mi", "g": "Gi"}[match.group(2)]
 
 
+def _where(plan: PodPlan, *node: str) -> Any:
+    return plan.ctx.registry.where("profiles", plan.ctx.profile.id, node)
+
+
 def _sub_path(plan: PodPlan, mount_id: str, host: str) -> str:
     parts = [p for p in PurePosixPath(host).parts if p != "."]
     if host.startswith("~") or ".." in parts:
-        where = plan.ctx.registry.where(
-            "profiles", plan.ctx.profile.id, ("mounts", mount_id, "host")
-        )
+        where = _where(plan, "mounts", mount_id, "host")
         raise K8sError(where, f"mount {mount_id}: {host!r} means nothing on a cluster node")
     return "/".join(parts)
 
 
-def volumes_and_mounts(plan: PodPlan) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _host_mount(
+    plan: PodPlan, index: int, mount_id: str, mount: Mount
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any] | None]:
+    """A mount of an absolute host path: copied out of an image, or the node's typed path."""
+    kube = plan.ctx.profile.kubernetes
+    cluster = kube.mounts.get(mount_id) if kube is not None else None
+    volume = f"host-{index}"
+    if cluster is None:
+        raise K8sError(
+            _where(plan, "mounts", mount_id, "host"),
+            f"mount {mount_id}: {mount.host} is a path on the host; say how a cluster node "
+            f"provides it (kubernetes.mounts.{mount_id}: image and path to copy it out of an "
+            "image, or host_type File or Directory for the node's own path)",
+        )
+    if cluster.host_type is not None:
+        source = {"path": mount.host, "type": cluster.host_type}
+        return {"name": volume, "hostPath": source}, _mount(volume, mount.container, True), None
+    copy = {
+        "name": f"copy-{index}",
+        "image": cluster.image,
+        "imagePullPolicy": "IfNotPresent",
+        # Dereferenced (a toolkit folder is often a symlink); a restart replaces the copy.
+        "command": ["/bin/sh", "-c", 'rm -rf "$2" && cp -RL "$1" "$2"', "copy"],
+        "args": [str(cluster.path), f"{TOOLS_DIR}/{mount_id}"],
+        "resources": resources(LOADER_RESOURCES["cpu"], LOADER_RESOURCES["memory"], {}),
+        "volumeMounts": [{"name": volume, "mountPath": TOOLS_DIR}],
+    }
+    engine = _mount(volume, mount.container, mount.readonly, mount_id)
+    return {"name": volume, "emptyDir": {}}, engine, copy
+
+
+def volumes_and_mounts(
+    plan: PodPlan,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """The pod's volumes, the engine's mounts, and the init containers that fill tool copies."""
     ctx, engine = plan.ctx, plan.ctx.engine
-    volumes: list[dict[str, Any]] = [_data_volume(plan)]
+    volumes: list[dict[str, Any]] = []
+    if not plan.per_pod_claims:
+        volumes.append(data_volume(plan.volume, plan.name))
     mounts = [_mount("data", engine.model_mount, engine.model_mount_readonly, "models")]
+    copies = []
     for index, (mount_id, mount) in enumerate(ctx.profile.mounts.items()):
         if mount.host.startswith("/"):
-            volume = f"host-{index}"
-            volumes.append({"name": volume, "hostPath": {"path": mount.host}})
-            mounts.append(_mount(volume, mount.container, mount.readonly))
+            volume, engine_mount, copy = _host_mount(plan, index, mount_id, mount)
+            volumes.append(volume)
+            mounts.append(engine_mount)
+            copies += [copy] if copy else []
         else:
             sub = _sub_path(plan, mount_id, mount.host)
             mounts.append(_mount("data", mount.container, mount.readonly, sub))
@@ -125,7 +196,7 @@ def volumes_and_mounts(plan: PodPlan) -> tuple[list[dict[str, Any]], list[dict[s
     mounts.append({"name": "scripts", "mountPath": SCRIPTS_DIR, "readOnly": True})
     volumes += patch_volumes(plan.deliveries)
     mounts += patch_mounts(plan.deliveries)
-    return volumes, mounts
+    return volumes, mounts, copies
 
 
 def _mount(volume: str, path: str, read_only: bool, sub_path: str = "") -> dict[str, Any]:
@@ -136,54 +207,63 @@ def _mount(volume: str, path: str, read_only: bool, sub_path: str = "") -> dict[
     return mount
 
 
-def _data_volume(plan: PodPlan) -> dict[str, Any]:
-    if plan.options.host_data_dir:
-        path = {"path": plan.options.host_data_dir, "type": "DirectoryOrCreate"}
-        return {"name": "data", "hostPath": path}
-    return {"name": "data", "persistentVolumeClaim": {"claimName": f"{plan.name}-data"}}
+def security(ctx: Context) -> dict[str, Any]:
+    gid = ctx.profile.user_gid
+    return {} if gid is None else {"securityContext": {"runAsUser": 0, "runAsGroup": gid}}
 
 
-def probes(ctx: Context) -> dict[str, Any]:
-    """Health probes: a start-up budget long enough for a first boot's compilation."""
-    check = {"httpGet": {"path": ctx.engine.health_path, "port": "http"}, "timeoutSeconds": 5}
-    startup = math.ceil(ctx.engine.startup_budget_s / PROBE_PERIOD_S)
-    period = {"periodSeconds": PROBE_PERIOD_S}
-    return {
-        "startupProbe": {**check, **period, "failureThreshold": startup},
-        "readinessProbe": {**check, **period, "failureThreshold": 3},
-        "livenessProbe": {**check, "periodSeconds": 30, "failureThreshold": 4},
+def loader_container(plan: PodPlan, mode: str) -> dict[str, Any]:
+    """Downloads and verifies the weights (`load`), verifies a filled volume (`verify`) or
+    waits for the Job that loads them (`wait`); the engine starts only after it succeeded."""
+    scripts = {"name": "scripts", "mountPath": SCRIPTS_DIR, "readOnly": True}
+    data = _mount("data", LOADER_MODELS, mode == "wait", "models")
+    container: dict[str, Any] = {
+        "name": LOADER_NAMES[mode],
+        "image": loader_image(plan.ctx),
+        "imagePullPolicy": "IfNotPresent",
+        "command": ["python3", f"{SCRIPTS_DIR}/{LOADER}", mode],
     }
+    if mode == "load":
+        container["env"] = [_secret(plan, SECRET_HOST, SECRET_HOST)]
+    container["resources"] = resources(LOADER_RESOURCES["cpu"], LOADER_RESOURCES["memory"], {})
+    container["volumeMounts"] = [scripts, data]
+    container.update(security(plan.ctx))
+    return container
+
+
+def worker_readiness() -> dict[str, Any]:
+    """Ready once the worker's raylet listens, i.e. it has joined the leader's Ray cluster."""
+    check = {"tcpSocket": {"port": RAY_NODE_PORT}, "periodSeconds": PROBE_PERIOD_S}
+    return {"readinessProbe": {**check, "failureThreshold": 3}}
 
 
 def _container(
     plan: PodPlan, role: Role, script: str, mounts: list[dict[str, Any]]
 ) -> dict[str, Any]:
-    ctx = plan.ctx
-    gpus = {
-        ctx.rig.kubernetes.gpu_resource
-        if ctx.rig.kubernetes
-        else "nvidia.com/gpu": plan.layout.gpus_per_pod
-    }
+    ctx, layout = plan.ctx, plan.layout
+    gpu = ctx.rig.kubernetes.gpu_resource if ctx.rig.kubernetes else "nvidia.com/gpu"
+    memory = engine_memory(ctx, layout, plan.weights.total_bytes)
     container: dict[str, Any] = {
         "name": "engine" if role == "server" else role,
         "image": ctx.engine.image_ref,
         "imagePullPolicy": "IfNotPresent",
         "command": ["/bin/bash", "-p", f"{SCRIPTS_DIR}/{script}"],
         "envFrom": [{"configMapRef": {"name": f"{plan.name}-tunables"}}],
-        "env": container_env(plan),
-        "resources": {"requests": dict(gpus), "limits": dict(gpus)},
+        "env": container_env(plan, role),
+        "resources": resources(engine_cpu(ctx, layout), memory.gib, {gpu: layout.gpus_per_pod}),
         "volumeMounts": mounts,
     }
-    if role != "worker":
+    if role == "worker":
+        container.update(worker_readiness())
+    else:
         port = {"name": "http", "containerPort": ctx.engine.container_port, "protocol": "TCP"}
         container["ports"] = [port]
-        container.update(probes(ctx))
-    if ctx.profile.user_gid is not None:
-        container["securityContext"] = {"runAsUser": 0, "runAsGroup": ctx.profile.user_gid}
+        container.update(probes(ctx, plan.startup[role]))
+    container.update(security(ctx))
     return container
 
 
-def _scheduling(ctx: Context) -> dict[str, Any]:
+def scheduling(ctx: Context) -> dict[str, Any]:
     kube = ctx.rig.kubernetes
     if kube is None:
         return {}
@@ -212,21 +292,23 @@ def _scheduling(ctx: Context) -> dict[str, Any]:
 
 
 def pod_spec(plan: PodPlan, role: Role, script: str) -> dict[str, Any]:
-    volumes, mounts = volumes_and_mounts(plan)
-    spec: dict[str, Any] = {}
-    fetches, fetch_mounts = fetch_plan(plan.deliveries)
-    if fetches:
+    volumes, mounts, copies = volumes_and_mounts(plan)
+    init = [loader_container(plan, loader_mode(plan.volume))]
+    assemble, assemble_mounts = assembly_plan(plan.deliveries)
+    if assemble:
         scripts = {"name": "scripts", "mountPath": SCRIPTS_DIR, "readOnly": True}
-        spec["initContainers"] = [
+        init.append(
             {
-                "name": "fetch-patches",
+                "name": "assemble-patches",
                 "image": plan.ctx.engine.image_ref,
                 "imagePullPolicy": "IfNotPresent",
-                "command": ["/bin/bash", "-p", f"{SCRIPTS_DIR}/fetch-patches.sh"],
-                "volumeMounts": [scripts, *fetch_mounts],
+                "command": ["/bin/bash", "-p", f"{SCRIPTS_DIR}/assemble-patches.sh"],
+                "resources": resources(LOADER_RESOURCES["cpu"], LOADER_RESOURCES["memory"], {}),
+                "volumeMounts": [scripts, *assemble_mounts],
             }
-        ]
+        )
+    spec: dict[str, Any] = {"initContainers": init + copies}
     spec["containers"] = [_container(plan, role, script, mounts)]
-    spec.update(_scheduling(plan.ctx))
+    spec.update(scheduling(plan.ctx))
     spec["volumes"] = volumes
     return spec

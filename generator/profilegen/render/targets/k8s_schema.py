@@ -36,6 +36,7 @@ _CORE_ID = f"urn:profilegen:kubernetes-{K8S_VERSION}"
 # apiVersion, kind -> the definition an object of that kind is checked against.
 CORE_KINDS = {
     ("apps/v1", "Deployment"): "io.k8s.api.apps.v1.Deployment",
+    ("batch/v1", "Job"): "io.k8s.api.batch.v1.Job",
     ("v1", "ConfigMap"): "io.k8s.api.core.v1.ConfigMap",
     ("v1", "PersistentVolumeClaim"): "io.k8s.api.core.v1.PersistentVolumeClaim",
     ("v1", "Service"): "io.k8s.api.core.v1.Service",

@@ -119,6 +119,21 @@ def plain(value: Any) -> Any:
     return value
 
 
+# A client-side `kubectl apply` copies the object (as compact JSON) into the annotation
+# kubectl.kubernetes.io/last-applied-configuration; the API server refuses an object whose
+# annotations add up to more than 256 KiB.
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+ANNOTATIONS_LIMIT = 256 * 1024
+
+
+def applied_size(obj: Mapping[str, Any]) -> int:
+    """Bytes of annotations the object carries once a client-side apply has written it."""
+    own = plain(obj).get("metadata", {}).get("annotations", {})
+    copy = json.dumps(plain(obj), separators=(",", ":"), ensure_ascii=False)
+    sizes = [len(k.encode()) + len(str(v).encode()) for k, v in own.items()]
+    return sum(sizes) + len(LAST_APPLIED) + len(copy.encode())
+
+
 def verify_objects(label: str, text: str, objects: Sequence[Mapping[str, Any]]) -> None:
     """Raises RenderError unless `text` parses back to exactly `objects`, in order."""
     try:
@@ -129,7 +144,13 @@ def verify_objects(label: str, text: str, objects: Sequence[Mapping[str, Any]]) 
     if len(docs) != len(want):
         raise RenderError(f"{label}: {len(docs)} documents rendered, {len(want)} intended")
     for got, intended in zip(docs, want, strict=True):
+        name = f"{intended.get('kind')}/{intended.get('metadata', {}).get('name')}"
         problem = first_difference(intended, got)
         if problem:
-            name = f"{intended.get('kind')}/{intended.get('metadata', {}).get('name')}"
             raise RenderError(f"{label}: {name} differs from what was intended: {problem}")
+        size = applied_size(intended)
+        if size > ANNOTATIONS_LIMIT:
+            raise RenderError(
+                f"{label}: {name} would carry {size:,} bytes of annotations after a client-side "
+                f"`kubectl apply`, over the API server's {ANNOTATIONS_LIMIT:,}"
+            )
