@@ -36,6 +36,8 @@ class Case:
     # Text that must never appear (the content of a file outside the repository).
     never: tuple[str, ...] = ()
     bounded: bool = False  # the real CLI in a subprocess, with a time and memory limit
+    # What the run must leave behind, judged on (root, out) after it.
+    leaves: Callable[[Path, Path], None] | None = None
 
 
 # -- building blocks -------------------------------------------------------------------------

@@ -12,10 +12,11 @@ from __future__ import annotations
 from tests.hostile.build import Case
 from tests.hostile.cases_integrity import integrity_cases
 from tests.hostile.cases_layout import layout_cases, write_cases
+from tests.hostile.cases_writes2 import write_cases2
 from tests.hostile.cases_yaml import yaml_cases
 
 __all__ = ["Case", "cases"]
 
 
 def cases() -> list[Case]:
-    return [*yaml_cases(), *layout_cases(), *integrity_cases(), *write_cases()]
+    return [*yaml_cases(), *layout_cases(), *integrity_cases(), *write_cases(), *write_cases2()]

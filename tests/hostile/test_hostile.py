@@ -75,7 +75,11 @@ def run_bounded(root: Path, args: list[str]) -> Run:
 def test_hostile_registry(case: Case, base: Path, tmp_path: Path) -> None:
     root, out = tmp_path / "root", tmp_path / "out"
     materialize(case, base, root)
-    args = [a.replace("{out}", str(out)).replace("{root}", str(root)) for a in case.args]
+
+    def fill(text: str) -> str:
+        return text.replace("{out}", str(out)).replace("{root}", str(root))
+
+    args = [fill(a) for a in case.args]
     before = snapshot(root, out)
     run = run_bounded(root, args) if case.bounded else invoke_in(root, *args)
     output = run.out + run.err
@@ -83,9 +87,11 @@ def test_hostile_registry(case: Case, base: Path, tmp_path: Path) -> None:
     assert run.code == case.code, output
     found = sorted(line for line in output.splitlines() if FINDING.match(line))
     assert found == sorted(case.findings), output
-    for line in case.says:
+    for line in map(fill, case.says):
         assert line in output.splitlines() or line in output, output
     for text in case.never:
         assert text not in output, output
     if run.code != 0:
         assert snapshot(root, out) == before, "a failed run changed files"
+    if case.leaves is not None:
+        case.leaves(root, out)

@@ -53,18 +53,33 @@ def run_cli_process(
     `env`; its address space limited to `memory` bytes); fails the test past `timeout` s."""
     with tempfile.TemporaryDirectory(prefix="pg-cli-") as tmp:
         out, err = Path(tmp) / "stdout", Path(tmp) / "stderr"
-        child = _context().Process(
-            target=_child,
-            args=(list(args), dict(os.environ if env is None else env), str(out), str(err)),
-            kwargs={"memory": memory, "cwd": str(Path.cwd())},
-        )
-        child.start()
+        child = start_cli_process(args, out, err, env=env, memory=memory)
         child.join(timeout)
         if child.is_alive():
             child.kill()
             child.join()
             raise AssertionError(f"profilegen {' '.join(args)} ran past {timeout} s")
         return Run(child.exitcode, out.read_text(errors="replace"), err.read_text(errors="replace"))
+
+
+def start_cli_process(
+    args: Sequence[str],
+    out: Path,
+    err: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    memory: int | None = None,
+    cwd: Path | None = None,
+) -> Any:
+    """The CLI started in a child process writing to `out` and `err` (a started
+    multiprocessing Process: join, signal or kill it)."""
+    child = _context().Process(
+        target=_child,
+        args=(list(args), dict(os.environ if env is None else env), str(out), str(err)),
+        kwargs={"memory": memory, "cwd": str(cwd or Path.cwd())},
+    )
+    child.start()
+    return child
 
 
 def _child(

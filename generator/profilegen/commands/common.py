@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import click
 
+from ..errors import UsageError
 from ..registry import find_root
 
 if TYPE_CHECKING:
@@ -67,3 +68,29 @@ def timeout_option(fn: F) -> F:
         "(default: PROFILEGEN_NETWORK_TIMEOUT, else 30).",
     )
     return option(fn)
+
+
+def _output_path(_ctx: click.Context, _param: click.Parameter, value: str | None) -> Path | None:
+    if value is None:
+        return None
+    if not value.strip():
+        # Path("") is the current folder: a slip of the shell (`-o "$UNSET"`), never meant.
+        raise UsageError("-o needs a folder (an empty name would mean the current folder)")
+    return Path(value)
+
+
+def output_options(what: str) -> Callable[[F], F]:
+    """`-o DIR` (a bundle written as one unit) and `--force` (over another's bundle or files)."""
+
+    def decorate(fn: F) -> F:
+        force = click.option(
+            "--force",
+            is_flag=True,
+            help="Write into a folder holding another profile's bundle or other files.",
+        )
+        output = click.option(
+            "-o", "--output", type=click.Path(file_okay=False), callback=_output_path, help=what
+        )
+        return output(force(fn))
+
+    return decorate
