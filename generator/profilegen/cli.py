@@ -122,7 +122,11 @@ def cli(ctx: click.Context, root: str | None, no_cache: bool) -> None:
     """Declarative LLM-serving profiles rendered to docker-compose files."""
     from .cache import configure
     from .commands.common import Context
+    from .errors import UsageError
+    from .resources import cache_problem
 
+    if (problem := cache_problem()) is not None:
+        raise UsageError(f"{problem} (point it at a folder, or unset it)")
     configure(enabled=not no_cache)
     ctx.obj = Context(root)
 

@@ -8,6 +8,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.support.fakehub import FakeHub
+
 Setup = Callable[[Path], None]
 
 MODELINE = "# yaml-language-server: $schema=../../schema/{}.schema.json\n"
@@ -38,6 +40,10 @@ class Case:
     bounded: bool = False  # the real CLI in a subprocess, with a time and memory limit
     # What the run must leave behind, judged on (root, out) after it.
     leaves: Callable[[Path, Path], None] | None = None
+    # Environment of the run ({root} and {out} filled in).
+    env: Mapping[str, str] = field(default_factory=dict)
+    # A fake Hub for the run (HF_ENDPOINT), set up by this: the repos it serves, how it lies.
+    hub: Callable[[FakeHub], None] | None = None
 
 
 # -- building blocks -------------------------------------------------------------------------

@@ -10,6 +10,8 @@ crash the interpreter. `test_hostile.py` also proves every failing run wrote not
 from __future__ import annotations
 
 from tests.hostile.build import Case
+from tests.hostile.cases_deadlines import deadline_cases
+from tests.hostile.cases_hub import hub_cases
 from tests.hostile.cases_integrity import integrity_cases
 from tests.hostile.cases_layout import layout_cases, write_cases
 from tests.hostile.cases_writes2 import write_cases2
@@ -19,4 +21,12 @@ __all__ = ["Case", "cases"]
 
 
 def cases() -> list[Case]:
-    return [*yaml_cases(), *layout_cases(), *integrity_cases(), *write_cases(), *write_cases2()]
+    return [
+        *yaml_cases(),
+        *layout_cases(),
+        *integrity_cases(),
+        *write_cases(),
+        *write_cases2(),
+        *hub_cases(),
+        *deadline_cases(),
+    ]

@@ -58,11 +58,27 @@ def model_dir_option(fn: F) -> F:
     return option(fn)
 
 
+class Seconds(click.ParamType[float]):
+    """A deadline: a finite number of seconds more than 0 and at most a day."""
+
+    name = "seconds"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        from ..hub.deadline import seconds_or_none, seconds_wanted
+
+        found = value if isinstance(value, float) else seconds_or_none(str(value))
+        if found is None:
+            raise seconds_wanted("--timeout", str(value))
+        return found
+
+
 def timeout_option(fn: F) -> F:
     """`--timeout SECONDS`: one deadline for all the network access of a command."""
     option = click.option(
         "--timeout",
-        type=click.FloatRange(min=0, min_open=True),
+        type=Seconds(),
         metavar="SECONDS",
         help="Deadline for all network access of this command, in total "
         "(default: PROFILEGEN_NETWORK_TIMEOUT, else 30).",
