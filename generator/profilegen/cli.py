@@ -7,6 +7,7 @@ import io
 import os
 import sys
 import traceback
+from pathlib import Path
 from typing import Any
 
 import click
@@ -131,5 +132,26 @@ def cli(ctx: click.Context, root: str | None, no_cache: bool) -> None:
     ctx.obj = Context(root)
 
 
+class _Closed(io.TextIOBase):
+    """Stands in for standard output when the process was started without it (`>&-`):
+    printing there is a usage error, not a crash; a command that prints nothing runs."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        from .errors import UsageError
+
+        raise UsageError("standard output is closed: there is nowhere to print the result")
+
+
 def main() -> None:
-    cli(prog_name="profilegen")
+    if sys.stdout is None:
+        sys.stdout = _Closed()
+    if sys.stderr is None:  # nowhere to say anything: the exit status still tells
+        sys.stderr = Path(os.devnull).open("w")  # noqa: SIM115 (lives as long as the process)
+    try:
+        cli(prog_name="profilegen")
+    except ProfilegenError as exc:  # before any command ran (`profilegen --help >&-`)
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)

@@ -14,6 +14,7 @@ from tests.hostile.cases_deadlines import deadline_cases
 from tests.hostile.cases_hub import hub_cases
 from tests.hostile.cases_integrity import integrity_cases
 from tests.hostile.cases_layout import layout_cases, write_cases
+from tests.hostile.cases_numbers import number_cases
 from tests.hostile.cases_writes2 import write_cases2
 from tests.hostile.cases_yaml import yaml_cases
 
@@ -29,4 +30,5 @@ def cases() -> list[Case]:
         *write_cases2(),
         *hub_cases(),
         *deadline_cases(),
+        *number_cases(),
     ]

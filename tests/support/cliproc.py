@@ -64,7 +64,7 @@ def run_cli_process(
 
 def start_cli_process(
     args: Sequence[str],
-    out: Path,
+    out: Path | None,
     err: Path,
     *,
     env: Mapping[str, str] | None = None,
@@ -72,10 +72,16 @@ def start_cli_process(
     cwd: Path | None = None,
 ) -> Any:
     """The CLI started in a child process writing to `out` and `err` (a started
-    multiprocessing Process: join, signal or kill it)."""
+    multiprocessing Process: join, signal or kill it); `out` None: started without standard
+    output, as `profilegen ... >&-` is."""
     child = _context().Process(
         target=_child,
-        args=(list(args), dict(os.environ if env is None else env), str(out), str(err)),
+        args=(
+            list(args),
+            dict(os.environ if env is None else env),
+            None if out is None else str(out),
+            str(err),
+        ),
         kwargs={"memory": memory, "cwd": str(cwd or Path.cwd())},
     )
     child.start()
@@ -83,7 +89,13 @@ def start_cli_process(
 
 
 def _child(
-    args: list[str], env: dict[str, str], out: str, err: str, *, memory: int | None, cwd: str
+    args: list[str],
+    env: dict[str, str],
+    out: str | None,
+    err: str,
+    *,
+    memory: int | None,
+    cwd: str,
 ) -> None:
     """Runs in the child: the environment, limits and output files of a fresh process, then
     the CLI's entry point (its exit status is the process's)."""
@@ -93,6 +105,10 @@ def _child(
     os.environ.update(env)
     os.chdir(cwd)
     for fd, path in ((1, out), (2, err)):
+        if path is None:  # what an interpreter started without the descriptor has
+            os.close(fd)
+            sys.stdout = None  # type: ignore[assignment]
+            continue
         target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.dup2(target, fd)
         os.close(target)

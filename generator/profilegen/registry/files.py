@@ -36,6 +36,16 @@ def file_kind(mode: int) -> str:
     return "not a regular file"
 
 
+def foreign(name: str) -> str | None:
+    """A name that is not UTF-8 (bytes the file system allows, decoded as surrogates) with
+    those bytes escaped (`\\xff`), for a message; None for a name that is UTF-8."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(name).decode("utf-8", errors="backslashreplace")
+    return None
+
+
 OUTSIDE = "resolves outside the repository (a symlink?); only files inside it are read"
 LOOP = "is a symlink loop"
 

@@ -32,6 +32,10 @@ class K8sError(UsageError):
         self.detail = detail
 
 
+MAX_REPLICAS = 2**31 - 1
+MAX_NODES = 256
+
+
 @dataclass(frozen=True)
 class K8sOptions:
     namespace: str | None = None
@@ -51,6 +55,13 @@ class K8sOptions:
             raise K8sError("--replicas", f"{self.replicas} is not a positive number of replicas")
         if self.nodes is not None and self.nodes < 1:
             raise K8sError("--nodes", f"{self.nodes} is not a positive number of nodes")
+        # Kubernetes counts replicas in an int32; no rig splits over more nodes than it has GPUs.
+        if self.replicas > MAX_REPLICAS:
+            raise K8sError(
+                "--replicas", f"{self.replicas} is more than Kubernetes' {MAX_REPLICAS:,}"
+            )
+        if self.nodes is not None and self.nodes > MAX_NODES:
+            raise K8sError("--nodes", f"{self.nodes} is more than the {MAX_NODES} GPUs of any rig")
         host = self.host_data_dir
         if host is not None and not re.fullmatch(r"/[A-Za-z0-9_.@+/-]*", host):
             raise K8sError("--host-data-dir", f"{host!r} is not an absolute path on the nodes")
