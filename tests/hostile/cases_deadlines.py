@@ -61,7 +61,6 @@ def deadline_cases() -> list[Case]:
             args=("check", "--online", "--timeout", "0.5"),
             code=2,
             says=LATE,
-            bounded=True,
         ),
         Case(
             "fetch-against-a-trickling-hub",

@@ -150,7 +150,7 @@ def many_files(root: Path, count: int) -> None:
 def crowded(base: Path, tmp_path: Path) -> Iterator[Path]:
     root = tmp_path / "root"
     shutil.copytree(base, root)
-    many_files(root, 300)
+    many_files(root, 200)
     yield root
 
 
