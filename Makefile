@@ -48,6 +48,7 @@ bench: $(BIN)/profilegen
 	$(BIN)/python bench/bench_check_online.py
 	$(BIN)/python bench/bench_hub.py
 	$(BIN)/python bench/bench_deadline.py
+	$(BIN)/python bench/bench_gguf.py
 	$(BIN)/python bench/bench_cache.py $(if $(UPSTREAM),--upstream $(UPSTREAM))
 
 clean:

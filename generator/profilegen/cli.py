@@ -7,6 +7,7 @@ import io
 import os
 import sys
 import traceback
+from pathlib import Path
 from typing import Any
 
 import click
@@ -129,10 +130,35 @@ def cli(ctx: click.Context, root: str | None, no_cache: bool) -> None:
     """Declarative LLM-serving profiles rendered to docker-compose files."""
     from .cache import configure
     from .commands.common import Context
+    from .errors import UsageError
+    from .resources import cache_problem
 
+    if (problem := cache_problem()) is not None:
+        raise UsageError(f"{problem} (point it at a folder, or unset it)")
     configure(enabled=not no_cache)
     ctx.obj = Context(root)
 
 
+class _Closed(io.TextIOBase):
+    """Stands in for standard output when the process was started without it (`>&-`):
+    printing there is a usage error, not a crash; a command that prints nothing runs."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        from .errors import UsageError
+
+        raise UsageError("standard output is closed: there is nowhere to print the result")
+
+
 def main() -> None:
-    cli(prog_name="profilegen")
+    if sys.stdout is None:
+        sys.stdout = _Closed()
+    if sys.stderr is None:  # nowhere to say anything: the exit status still tells
+        sys.stderr = Path(os.devnull).open("w")  # noqa: SIM115 (lives as long as the process)
+    try:
+        cli(prog_name="profilegen")
+    except ProfilegenError as exc:  # before any command ran (`profilegen --help >&-`)
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)

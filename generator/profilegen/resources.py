@@ -31,3 +31,16 @@ def template_dirs(root: Path | None) -> list[Path]:
 def cache_root() -> Path:
     """The user cache (compiled templates, schemas, patch files): PROFILEGEN_CACHE or ~/.cache."""
     return Path(os.environ.get("PROFILEGEN_CACHE") or "~/.cache/profilegen").expanduser()
+
+
+def cache_problem() -> str | None:
+    """Why the user cache cannot be a folder (a file is in the way), else None: said at once,
+    instead of as failed writes in worker threads."""
+    folder = cache_root()
+    for candidate in (folder, *folder.parents):
+        if candidate.exists():
+            if candidate.is_dir():
+                return None
+            what = "is" if candidate == folder else f"is inside {candidate}, which is"
+            return f"PROFILEGEN_CACHE={folder} {what} a file, not a folder"
+    return None

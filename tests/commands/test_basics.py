@@ -141,10 +141,10 @@ def test_no_registry_is_a_usage_error(tmp_path: Path) -> None:
     assert "no registry/ folder" in result.stderr
 
 
-def test_unwritable_output_is_an_error_not_a_crash(tmp_path: Path) -> None:
+def test_unwritable_output_is_a_usage_error_not_a_crash(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("")
     code, _, err = invoke("render", "qwen38-27b-single-iq4xs", "-o", str(blocker / "bundle"))
-    assert code == 1
-    assert "cannot access" in err
+    assert code == 2
+    assert err == f"error: cannot write {blocker / 'bundle'}: Not a directory\n"
     assert "Traceback" not in err and "internal error" not in err

@@ -8,6 +8,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.support.fakehub import FakeHub
+
 Setup = Callable[[Path], None]
 
 MODELINE = "# yaml-language-server: $schema=../../schema/{}.schema.json\n"
@@ -39,6 +41,12 @@ class Case:
     # Files (beside the case's registry) that must not exist after the run: what a registry
     # value would have made on the host had it run there.
     absent: tuple[str, ...] = ()
+    # What the run must leave behind, judged on (root, out) after it.
+    leaves: Callable[[Path, Path], None] | None = None
+    # Environment of the run ({root} and {out} filled in).
+    env: Mapping[str, str] = field(default_factory=dict)
+    # A fake Hub for the run (HF_ENDPOINT), set up by this: the repos it serves, how it lies.
+    hub: Callable[[FakeHub], None] | None = None
 
 
 # -- building blocks -------------------------------------------------------------------------

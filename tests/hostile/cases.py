@@ -11,8 +11,12 @@ from __future__ import annotations
 
 from tests.hostile.build import Case
 from tests.hostile.cases_container import container_cases
+from tests.hostile.cases_deadlines import deadline_cases
+from tests.hostile.cases_hub import hub_cases
 from tests.hostile.cases_integrity import integrity_cases
 from tests.hostile.cases_layout import layout_cases, write_cases
+from tests.hostile.cases_numbers import number_cases
+from tests.hostile.cases_writes2 import write_cases2
 from tests.hostile.cases_yaml import yaml_cases
 
 __all__ = ["Case", "cases"]
@@ -25,4 +29,8 @@ def cases() -> list[Case]:
         *integrity_cases(),
         *write_cases(),
         *container_cases(),
+        *write_cases2(),
+        *hub_cases(),
+        *deadline_cases(),
+        *number_cases(),
     ]

@@ -256,7 +256,8 @@ def write_cases() -> list[Case]:
             "render-bundle-below-a-file",
             files={"blocker": "a file, not a folder\n"},
             args=("render", "tiny-chat", "-o", "{root}/blocker/bundle"),
-            says=("error: cannot access",),
+            code=2,
+            says=("error: cannot write {root}/blocker/bundle: Not a directory",),
         ),
         Case(
             "render-without-a-profile",

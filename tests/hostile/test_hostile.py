@@ -3,10 +3,12 @@ no exit 3, no partial write."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,8 @@ from tests.hostile.cases import Case, cases
 from tests.support.base import build_base
 from tests.support.cli import Run, invoke_in
 from tests.support.cliproc import run_cli_process
+from tests.support.fakehub import FakeHub
+from tests.support.hubenv import LEAKY
 from tests.support.repo import fast_schemas  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.usefixtures("fast_schemas")
@@ -71,19 +75,44 @@ def run_bounded(root: Path, args: list[str]) -> Run:
     return run_cli_process(["--root", str(root), *args], timeout=TIME_LIMIT_S, memory=MEMORY_LIMIT)
 
 
+@contextlib.contextmanager
+def hub_for(case: Case, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """The case's fake Hub as HF_ENDPOINT, none of the developer's Hub settings leaking in."""
+    if case.hub is None:
+        yield
+        return
+    for name in LEAKY:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    monkeypatch.setenv("HF_HUB_DISABLE_IMPLICIT_TOKEN", "1")
+    with FakeHub() as fake:
+        case.hub(fake)
+        monkeypatch.setenv("HF_ENDPOINT", fake.url)
+        yield
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_hostile_registry(case: Case, base: Path, tmp_path: Path) -> None:
+def test_hostile_registry(
+    case: Case, base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root, out = tmp_path / "root", tmp_path / "out"
     materialize(case, base, root)
-    args = [a.replace("{out}", str(out)).replace("{root}", str(root)) for a in case.args]
+
+    def fill(text: str) -> str:
+        return text.replace("{out}", str(out)).replace("{root}", str(root))
+
+    args = [fill(a) for a in case.args]
+    for name, value in case.env.items():
+        monkeypatch.setenv(name, fill(value))
     before = snapshot(root, out)
-    run = run_bounded(root, args) if case.bounded else invoke_in(root, *args)
+    with hub_for(case, monkeypatch, tmp_path):
+        run = run_bounded(root, args) if case.bounded else invoke_in(root, *args)
     output = run.out + run.err
     assert "Traceback" not in output and "internal error" not in output, output
     assert run.code == case.code, output
     found = sorted(line for line in output.splitlines() if FINDING.match(line))
     assert found == sorted(case.findings), output
-    for line in case.says:
+    for line in map(fill, case.says):
         assert line in output.splitlines() or line in output, output
     for text in case.never:
         assert text not in output, output
@@ -91,3 +120,5 @@ def test_hostile_registry(case: Case, base: Path, tmp_path: Path) -> None:
         assert not (tmp_path / name).exists(), f"{name} was written on the host"
     if run.code != 0:
         assert snapshot(root, out) == before, "a failed run changed files"
+    if case.leaves is not None:
+        case.leaves(root, out)

@@ -53,12 +53,7 @@ def run_cli_process(
     `env`; its address space limited to `memory` bytes); fails the test past `timeout` s."""
     with tempfile.TemporaryDirectory(prefix="pg-cli-") as tmp:
         out, err = Path(tmp) / "stdout", Path(tmp) / "stderr"
-        child = _context().Process(
-            target=_child,
-            args=(list(args), dict(os.environ if env is None else env), str(out), str(err)),
-            kwargs={"memory": memory, "cwd": str(Path.cwd())},
-        )
-        child.start()
+        child = start_cli_process(args, out, err, env=env, memory=memory)
         child.join(timeout)
         if child.is_alive():
             child.kill()
@@ -67,8 +62,40 @@ def run_cli_process(
         return Run(child.exitcode, out.read_text(errors="replace"), err.read_text(errors="replace"))
 
 
+def start_cli_process(
+    args: Sequence[str],
+    out: Path | None,
+    err: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    memory: int | None = None,
+    cwd: Path | None = None,
+) -> Any:
+    """The CLI started in a child process writing to `out` and `err` (a started
+    multiprocessing Process: join, signal or kill it); `out` None: started without standard
+    output, as `profilegen ... >&-` is."""
+    child = _context().Process(
+        target=_child,
+        args=(
+            list(args),
+            dict(os.environ if env is None else env),
+            None if out is None else str(out),
+            str(err),
+        ),
+        kwargs={"memory": memory, "cwd": str(cwd or Path.cwd())},
+    )
+    child.start()
+    return child
+
+
 def _child(
-    args: list[str], env: dict[str, str], out: str, err: str, *, memory: int | None, cwd: str
+    args: list[str],
+    env: dict[str, str],
+    out: str | None,
+    err: str,
+    *,
+    memory: int | None,
+    cwd: str,
 ) -> None:
     """Runs in the child: the environment, limits and output files of a fresh process, then
     the CLI's entry point (its exit status is the process's)."""
@@ -78,6 +105,10 @@ def _child(
     os.environ.update(env)
     os.chdir(cwd)
     for fd, path in ((1, out), (2, err)):
+        if path is None:  # what an interpreter started without the descriptor has
+            os.close(fd)
+            sys.stdout = None  # type: ignore[assignment]
+            continue
         target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.dup2(target, fd)
         os.close(target)

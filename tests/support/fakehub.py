@@ -6,9 +6,10 @@ import hashlib
 import json
 import re
 import secrets
+import sys
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -159,6 +160,11 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 256
     hub: FakeHub
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away mid-answer (its deadline passed, it exited) is expected."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
 
 class FakeHub:
     """Threaded HTTP fake of the Hub; use as a context manager, ``url`` is the endpoint."""
@@ -169,6 +175,10 @@ class FakeHub:
         self.repo_latency: dict[str, float] = {}  # extra seconds for requests about one repo
         self.page_size = page_size  # tree listing page size; None = one page
         self.stall_routes: set[str] = set()  # routes that read the request and never answer
+        # routes whose answer goes out one byte every so many seconds (never a read timeout)
+        self.trickle_routes: dict[str, float] = {}
+        # routes whose JSON answer is rewritten first: a Hub that lies
+        self.tampered: dict[str, Callable[[Any], Any]] = {}
         self._faults: dict[str, list[_Fault]] = {}
         self._cuts: list[_Cut] = []
         self._log: list[RecordedRequest] = []
@@ -283,6 +293,15 @@ class FakeHub:
         """Accept requests on ``routes`` and never answer them (until the hub stops)."""
         self.stall_routes.update(routes)
 
+    def trickle(self, *routes: str, every: float = 0.5) -> None:
+        """Answer ``routes`` one byte every ``every`` seconds: each read of the client gets a
+        byte well within its timeout, so only an overall deadline ends the request."""
+        self.trickle_routes.update(dict.fromkeys(routes, every))
+
+    def tamper(self, route: str, rewrite: Callable[[Any], Any]) -> None:
+        """Answer ``route`` with ``rewrite(payload)`` instead of its JSON payload."""
+        self.tampered[route] = rewrite
+
     # -- request log ---------------------------------------------------------------------------
 
     @property
@@ -392,6 +411,8 @@ class _Handler(BaseHTTPRequestHandler):
                 reply.headers["Retry-After"] = retry_after
         else:
             reply = self._route(hub, method, route, split.path, split.query, body)
+            if route in hub.tampered and reply.status == 200:
+                reply.body = json.dumps(hub.tampered[route](json.loads(reply.body))).encode()
         hub._record(
             RecordedRequest(
                 method=method,
@@ -414,7 +435,14 @@ class _Handler(BaseHTTPRequestHandler):
         if "Content-Length" not in reply.headers:
             self.send_header("Content-Length", str(len(reply.body)))
         self.end_headers()
-        if method != "HEAD" and reply.body:
+        every = self.server.hub.trickle_routes.get(_classify(method, urlsplit(self.path).path)[0])
+        if method != "HEAD" and reply.body and every:
+            for i in range(len(reply.body)):
+                self.wfile.write(reply.body[i : i + 1])
+                self.wfile.flush()
+                if self.server.hub._release.wait(every):
+                    return  # the hub is stopping
+        elif method != "HEAD" and reply.body:
             self.wfile.write(reply.body[: reply.cut_after])
         if reply.cut_after is not None:
             self.wfile.flush()

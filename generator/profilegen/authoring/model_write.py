@@ -20,7 +20,7 @@ from ..hub.lock import LOCK_NAME, Lock, declared_entry, read_lock, resolved_entr
 from ..hub.types import ArtifactRequest, ArtifactResult, RemoteFile
 from ..model.model import Architecture, Artifact, Model, Sampling
 from ..registry import open_registry
-from ..write import write_atomic
+from ..write import write_files
 from .model_add import AddOptions, ArtifactDraft, ModelDraft, check_repo, derive
 from .scratch import registry_with
 
@@ -188,8 +188,7 @@ def run_model_add(root: Path, opts: AddOptions) -> int:
     entries = lock_entries(draft, YAML(typ="safe", pure=True).load(text))
     lock.artifacts.update(entries)
     warnings = prove(root, rel, text, lock)
-    write_atomic(root / LOCK_NAME, lock.to_bytes())
-    write_atomic(root / rel, text.encode())
+    write_files({root / LOCK_NAME: lock.to_bytes(), root / rel: text.encode()})  # both or neither
     _report(draft, rel, doc, entries, warnings)
     return 0
 

@@ -60,12 +60,13 @@ def tree_digest(root: Path, names: tuple[str, ...]) -> str:
         skip = len(os.fspath(top)) - len(os.fspath(Path(name)))  # what root adds in front
         h.update(f"\1{name}\n".encode())
         for path, is_folder in _walk(top):
-            rel = os.fspath(path)[skip:].replace(os.sep, "/")
+            # A name's own bytes (os.fsencode): one that is not UTF-8 is still a name.
+            rel = os.fsencode(os.fspath(path)[skip:].replace(os.sep, "/"))
             if is_folder:
-                h.update(f"d{rel}\0".encode())
+                h.update(b"d" + rel + b"\0")
             else:
                 data = _read(path)  # its length first: no file's bytes can pass for another's
-                h.update(f"f{rel}\0{len(data)}\0".encode())
+                h.update(b"f" + rel + f"\0{len(data)}\0".encode())
                 h.update(data)
     return h.hexdigest()
 

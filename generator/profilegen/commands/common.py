@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import click
 
+from ..errors import UsageError
 from ..registry import find_root
 
 if TYPE_CHECKING:
@@ -57,13 +58,55 @@ def model_dir_option(fn: F) -> F:
     return option(fn)
 
 
+class Seconds(click.ParamType[float]):
+    """A deadline: a finite number of seconds more than 0 and at most a day."""
+
+    name = "seconds"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        from ..hub.deadline import seconds_or_none, seconds_wanted
+
+        found = value if isinstance(value, float) else seconds_or_none(str(value))
+        if found is None:
+            raise seconds_wanted("--timeout", str(value))
+        return found
+
+
 def timeout_option(fn: F) -> F:
     """`--timeout SECONDS`: one deadline for all the network access of a command."""
     option = click.option(
         "--timeout",
-        type=click.FloatRange(min=0, min_open=True),
+        type=Seconds(),
         metavar="SECONDS",
         help="Deadline for all network access of this command, in total "
         "(default: PROFILEGEN_NETWORK_TIMEOUT, else 30).",
     )
     return option(fn)
+
+
+def _output_path(_ctx: click.Context, _param: click.Parameter, value: str | None) -> Path | None:
+    if value is None:
+        return None
+    if not value.strip():
+        # Path("") is the current folder: a slip of the shell (`-o "$UNSET"`), never meant.
+        raise UsageError("-o needs a folder (an empty name would mean the current folder)")
+    return Path(value)
+
+
+def output_options(what: str) -> Callable[[F], F]:
+    """`-o DIR` (a bundle written as one unit) and `--force` (over another's bundle or files)."""
+
+    def decorate(fn: F) -> F:
+        force = click.option(
+            "--force",
+            is_flag=True,
+            help="Write into a folder holding another profile's bundle or other files.",
+        )
+        output = click.option(
+            "-o", "--output", type=click.Path(file_okay=False), callback=_output_path, help=what
+        )
+        return output(force(fn))
+
+    return decorate

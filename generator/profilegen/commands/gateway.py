@@ -8,13 +8,13 @@ from pathlib import Path
 import click
 from pydantic import ValidationError
 
-from ..errors import EXIT_OK, ProfilegenError, UsageError, suggest
+from ..errors import EXIT_OK, UsageError, suggest
 from ..model import Gateway
 from ..registry import Registry, find_profile
 from ..render.estate import adhoc_gateway, plan_estate
+from ..render.output import Owner, write_output
 from ..render.targets.gateway import render_gateway
-from ..write import write_atomic
-from .common import Context, pass_context
+from .common import Context, output_options, pass_context
 
 
 def _with_host(gateway: Gateway, engine_host: str | None) -> Gateway:
@@ -73,11 +73,8 @@ def choose(
     help="How the proxy reaches the engines' host ports (default host.docker.internal; "
     "127.0.0.1 for a proxy run on the host itself).",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Write compose.yaml, config.yaml and .env.example here (else config.yaml to stdout).",
+@output_options(
+    "Write compose.yaml, config.yaml and .env.example here (else config.yaml to stdout)."
 )
 @pass_context
 def command(
@@ -87,6 +84,7 @@ def command(
     webui: bool,
     engine_host: str | None,
     output: Path | None,
+    force: bool,
 ) -> int:
     """A LiteLLM gateway (and Open WebUI) for a registry gateway or the named profiles."""
     registry = obj.registry()
@@ -96,11 +94,8 @@ def command(
     if output is None:
         click.echo(rendered.config.decode(), nl=False)
         return EXIT_OK
-    if output.exists() and not output.is_dir():
-        raise ProfilegenError(f"{output} exists and is not a folder")
     files = rendered.files()
-    for name, content in sorted(files.items()):
-        write_atomic(output / name, content)
+    write_output(obj.root, output, Owner("gateway", gateway.id), files, force=force)
     click.echo(
         f"wrote {output}/ ({len(files)} files, {len(estate.routes)} routes): "
         f"docker compose -f {output / 'compose.yaml'} up",

@@ -15,7 +15,7 @@ import click
 
 from ..cache import Inputs, Store
 from ..errors import EXIT_OK, UsageError
-from .common import Context, pass_context, timeout_option
+from .common import Context, output_options, pass_context, timeout_option
 from .render_k8s import k8s_options, render_k8s
 
 if TYPE_CHECKING:
@@ -29,12 +29,7 @@ COMPOSE_TREE = ("compose", "docs", "gateways")
 
 @click.command("render")
 @click.argument("profile", required=False)
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Write a relocatable bundle (compose or Kubernetes files, manifest, patches) here.",
-)
+@output_options("Write a relocatable bundle (compose or Kubernetes files, manifest, patches) here.")
 @click.option("--all", "all_", is_flag=True, help="Rewrite the checked-in generated tree.")
 @click.option(
     "--target",
@@ -63,6 +58,7 @@ def command(
     obj: Context,
     profile: str | None,
     output: Path | None,
+    force: bool,
     all_: bool,
     target: str | None,
     namespace: str | None,
@@ -80,6 +76,8 @@ def command(
     if all_:
         if profile or output:
             raise UsageError("--all renders every profile into compose/; give no PROFILE or -o")
+        if force:
+            raise UsageError("--force is for a bundle written with -o; --all writes compose/")
         if given:
             raise UsageError(
                 f"--all writes the checked-in tree with default options; give no {', '.join(given)}"
@@ -93,11 +91,11 @@ def command(
         registry = obj.registry()
         found = find_profile(registry, profile)
         _refuse_rejected(registry, [found.id])
-        return render_k8s(registry, found, options, output, timeout)
+        return render_k8s(registry, found, options, output, timeout, force=force)
     if output is None:
         click.echo(_compose(obj, profile).decode(), nl=False)
         return EXIT_OK
-    return _bundle(obj.registry(), profile, output, timeout)
+    return _bundle(obj.registry(), profile, output, timeout, force=force)
 
 
 def _compose(obj: Context, name: str) -> bytes:
@@ -128,20 +126,25 @@ def _refuse_rejected(registry: Registry, idents: list[str]) -> None:
         raise RegistryError(errors)
 
 
-def _bundle(registry: Registry, name: str, output: Path, timeout: float | None) -> int:
+def _bundle(
+    registry: Registry, name: str, output: Path, timeout: float | None, *, force: bool
+) -> int:
     from ..hub.deadline import Deadline
     from ..hub.patchfiles import collect_patch_files
     from ..registry import find_profile
     from ..render import render_profile
-    from ..render.bundle import bundle_files, write_bundle
+    from ..render.bundle import bundle_files
+    from ..render.output import Owner, check_output, write_output
 
     found = find_profile(registry, name)
+    owner = Owner("profile", found.id)
+    check_output(registry.root, output, owner, force=force)  # before any download
     _refuse_rejected(registry, [found.id])
     rendered = render_profile(registry, found)
     # Remote patch files arrive (in parallel, within one deadline) before anything is written.
     collect_patch_files(registry, found.patches, Deadline.start(timeout))
     files = bundle_files(registry, found, rendered)  # gathered and verified before any write
-    write_bundle(output, files)
+    write_output(registry.root, output, owner, files, force=force)
     click.echo(
         f"wrote {output}/ ({len(files)} files): docker compose -f {output / 'compose.yaml'} up",
         err=True,
@@ -152,8 +155,8 @@ def _bundle(registry: Registry, name: str, output: Path, timeout: float | None) 
 def render_all(obj: Context, target: str | None = None) -> int:
     """Writes the checked-in tree: compose/, gateways/ and docs/, and k8s/ where the registry
     opts in (`--target` narrows it to one of them)."""
-    from ..docs.catalog import remove_orphan_pages
-    from ..generated.tree import GATEWAYS_DIR, K8S_DIR, remove_orphans
+    from ..docs.catalog import orphan_pages
+    from ..generated.tree import GATEWAYS_DIR, K8S_DIR, orphan_files
     from ..write import write_files
 
     root = obj.root
@@ -165,14 +168,18 @@ def render_all(obj: Context, target: str | None = None) -> int:
         )
     tops = {"compose": COMPOSE_TREE, "k8s": (K8S_DIR,)}.get(target or "", (*COMPOSE_TREE, K8S_DIR))
     plan = {rel: b for rel, b in _plan(obj).items() if rel.split("/", 1)[0] in tops}
-    changed = write_files({root / rel: content for rel, content in plan.items()})
-    removed = []
+    orphans = []
     for top in ("compose", GATEWAYS_DIR, K8S_DIR):
         if top in tops and (top != K8S_DIR or checked_in):
             owners = {rel.split("/")[1] for rel in plan if rel.startswith(f"{top}/")}
-            removed += remove_orphans(root, owners, top)
-    if "docs" in tops:
-        removed += remove_orphan_pages(root, list(plan))
+            orphans += orphan_files(root, owners, top)
+    removed = orphans + (orphan_pages(root, list(plan)) if "docs" in tops else [])
+    # Every file is staged first, then all are renamed (and the orphans removed) at once.
+    changed = write_files(
+        {root / rel: content for rel, content in plan.items()},
+        remove=removed,
+        prune=sorted({p.parent for p in orphans}),
+    )
     for path in changed:
         click.echo(f"wrote {path.relative_to(root).as_posix()}")
     for path in removed:

@@ -59,10 +59,13 @@ def render_k8s(
     options: K8sOptions,
     output: Path | None,
     timeout: float | None,
+    *,
+    force: bool = False,
 ) -> int:
     from ..hub.deadline import Deadline
     from ..hub.patchfiles import collect_patch_files
-    from ..render.bundle import k8s_bundle_files, write_bundle
+    from ..render.bundle import k8s_bundle_files
+    from ..render.output import Owner, check_output, write_output
     from ..render.targets.k8s import render_k8s as build
 
     rendered = build(registry, profile, options)
@@ -76,9 +79,11 @@ def render_k8s(
                 err=True,
             )
         return EXIT_OK
+    owner = Owner("profile", profile.id)
+    check_output(registry.root, output, owner, force=force)  # before any download
     # Their ConfigMaps carry the files: gathered within one deadline, verified, then written.
     collect_patch_files(registry, patches, Deadline.start(timeout))
     files = k8s_bundle_files(registry, rendered)
-    write_bundle(output, files)
+    write_output(registry.root, output, owner, files, force=force)
     click.echo(f"wrote {output}/ ({len(files)} files): kubectl apply -f {output}/", err=True)
     return EXIT_OK

@@ -17,7 +17,13 @@ def artifact_rows(registry: Registry) -> list[dict[str, Any]]:
     rows = []
     for use in artifact_uses(registry):
         entry = (lock.artifacts.get(use.key) if lock else None) or {}
-        locked = {f["path"]: f for f in entry.get("files") or [] if entry.get("resolved")}
+        listed = entry.get("files") if entry.get("resolved") else None
+        # The lock is input too: what is not a file record is left out, not trusted.
+        locked = {
+            f["path"]: f
+            for f in (listed if isinstance(listed, list) else [])
+            if isinstance(f, dict) and isinstance(f.get("path"), str)
+        }
         files = [
             {
                 "path": p,
@@ -50,8 +56,8 @@ def run_artifacts(registry: Registry, fmt: str) -> int:
         rev = row["revision"] or "main (unpinned)"
         files = ", ".join(f["path"] for f in row["files"]) or "whole repo"
         used = ", ".join(row["used_by"]) or "unused"
-        click.echo(
-            f"{row['key']}\n  {row['repo']}@{rev}  {row['declared_size_bytes'] / 1e9:.2f} GB  [{files}]"
-        )
+        size = row["declared_size_bytes"]
+        shown = f"{size / 1e9:.2f} GB" if size is not None else "size not declared"
+        click.echo(f"{row['key']}\n  {row['repo']}@{rev}  {shown}  [{files}]")
         click.echo(f"  used by: {used}")
     return 0

@@ -251,10 +251,3 @@ def orphan_pages(root: Path, plan: Sequence[str]) -> list[Path]:
         for p in folder.iterdir()
         if p.suffix == ".md" and f"{BENCHMARKS_DIR}/{p.name}" not in keep
     )
-
-
-def remove_orphan_pages(root: Path, plan: Sequence[str]) -> list[Path]:
-    removed = orphan_pages(root, plan)
-    for path in removed:
-        path.unlink()
-    return removed

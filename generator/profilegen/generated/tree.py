@@ -126,15 +126,11 @@ def orphan_dirs(root: Path, keep: set[str], top: str = COMPOSE_DIR) -> list[Path
     return sorted(p for p in folder.iterdir() if p.is_dir() and p.name not in keep)
 
 
-def remove_orphans(root: Path, keep: set[str], top: str = COMPOSE_DIR) -> list[Path]:
-    """Deletes generated files of profiles (or gateways) that no longer exist (nothing else)."""
-    removed = []
-    for folder in orphan_dirs(root, keep, top):
-        for name in GENERATED_DIRS[top]:
-            path = folder / name
-            if path.is_file():
-                path.unlink()
-                removed.append(path)
-        if not any(folder.iterdir()):
-            folder.rmdir()
-    return removed
+def orphan_files(root: Path, keep: set[str], top: str = COMPOSE_DIR) -> list[Path]:
+    """Generated files of profiles (or gateways) that no longer exist (nothing else)."""
+    return [
+        folder / name
+        for folder in orphan_dirs(root, keep, top)
+        for name in GENERATED_DIRS[top]
+        if (folder / name).is_file()
+    ]

@@ -8,6 +8,7 @@ ranged reads. Every request draws on one deadline.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,8 +19,9 @@ from huggingface_hub import get_session, hf_hub_url, hf_raise_for_status
 from huggingface_hub.utils import _headers
 
 from ..errors import NetworkError, ProfilegenError, UsageError
+from ..registry.files import NotRegular, file_kind, read_regular
 from .client import _GaveUp, _Hub, _require_online
-from .deadline import Deadline
+from .deadline import Deadline, bounded
 from .problems import _problem_for, _remote_file
 from .types import NETWORK_CODES, ArtifactRequest, HubError, HubSettings
 
@@ -61,13 +63,65 @@ def read_json(checkpoint: Checkpoint, path: str) -> dict[str, Any] | None:
     raw = checkpoint.read(path)
     if raw is None:
         return None
+    where = f"{checkpoint.where}: {path}"
     try:
-        data = json.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
+        _refuse_extremes(text, where)
+        data = json.loads(text, parse_float=_finite, parse_constant=_no_constant)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CheckpointError(f"{checkpoint.where}: {path} is not valid JSON ({exc})") from exc
+        raise CheckpointError(f"{where} is not valid JSON ({exc})") from exc
+    except _NotFinite as exc:
+        raise CheckpointError(f"{where} holds the number {exc}, which is not finite") from None
     if not isinstance(data, dict):
-        raise CheckpointError(f"{checkpoint.where}: {path} is not a JSON object")
+        raise CheckpointError(f"{where} is not a JSON object")
     return data
+
+
+# A config nests a few levels and its longest integers are token ids and seeds (at most 20
+# digits); past these a file is not a config, and Python's parser would fail on it instead.
+MAX_JSON_DEPTH = 64
+MAX_JSON_DIGITS = 40
+_TOKENS = re.compile(
+    rf'"(?:[^"\\]|\\.)*"|[\[\]{{}}]|(?<![.0-9])-?[0-9]{{{MAX_JSON_DIGITS + 1},}}(?![.0-9eE])'
+)
+
+
+class _NotFinite(ValueError):
+    pass
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NotFinite(text)
+    return value
+
+
+def _no_constant(text: str) -> float:
+    raise _NotFinite(text)
+
+
+def _refuse_extremes(text: str, where: str) -> None:
+    """Nesting past MAX_JSON_DEPTH and integers longer than MAX_JSON_DIGITS, at their line."""
+    depth = 0
+    for token in _TOKENS.finditer(text):
+        mark = token.group()
+        if mark in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                line = text.count("\n", 0, token.start()) + 1
+                raise CheckpointError(
+                    f"{where}:{line}: nests deeper than {MAX_JSON_DEPTH} levels; no config does"
+                )
+        elif mark in "]}":
+            depth -= 1
+        elif not mark.startswith('"'):
+            line = text.count("\n", 0, token.start()) + 1
+            digits = len(mark.lstrip("-"))
+            raise CheckpointError(
+                f"{where}:{line}: an integer {digits:,} digits long; no config holds one longer "
+                f"than {MAX_JSON_DIGITS}"
+            )
 
 
 # -- the Hub -------------------------------------------------------------------------------------
@@ -124,7 +178,8 @@ class RemoteCheckpoint:
 
 def _call(hub: _Hub, repo: str, revision: str | None, fn: Callable[[float], Any]) -> Any:
     try:
-        return hub.call(fn)
+        # A body that trickles in never trips a read timeout: the deadline cuts the call.
+        return bounded(lambda: hub.call(fn), hub.deadline, f"reading {repo} on the Hub")
     except _GaveUp as failure:
         if isinstance(failure.cause, ProfilegenError):
             raise failure.cause from None
@@ -183,20 +238,29 @@ class LocalCheckpoint:
     def where(self) -> str:
         return str(self.folder)
 
-    def read(self, path: str, limit: int = JSON_LIMIT) -> bytes | None:
+    def _read(self, path: str, limit: int, offset: int = 0) -> tuple[bytes, int]:
+        """Through the one bounded, non-blocking reader: a FIFO or device is refused."""
         target = self.folder / path
-        if path not in self.files or not target.is_file():
+        try:
+            return read_regular(target, limit, offset)
+        except OSError as exc:
+            raise CheckpointError(f"{target}: cannot be read ({exc.strerror or exc})") from None
+        except NotRegular as exc:
+            raise CheckpointError(f"{target}: is {file_kind(exc.mode)}, not a file") from None
+
+    def read(self, path: str, limit: int = JSON_LIMIT) -> bytes | None:
+        if path not in self.files:
             return None
-        if target.stat().st_size > limit:
+        data, size = self._read(path, limit)
+        if len(data) > limit:
             raise CheckpointError(
-                f"{target}: larger than {limit:,} bytes; it is not a checkpoint metadata file"
+                f"{self.folder / path}: {size:,} bytes, larger than {limit:,}; it is not a "
+                "checkpoint metadata file"
             )
-        return target.read_bytes()
+        return data
 
     def read_range(self, path: str, start: int, end: int) -> bytes:
-        with (self.folder / path).open("rb") as handle:
-            handle.seek(start)
-            return handle.read(end - start)
+        return self._read(path, end - start, start)[0][: end - start]
 
 
 def _local_files(folder: Path) -> dict[str, CheckpointFile]:
@@ -217,8 +281,8 @@ def _recorded_commit(folder: Path) -> str | None:
     commits = set()
     for meta in (folder / ".cache" / "huggingface" / "download").rglob("*.metadata"):
         try:
-            first = meta.read_text(encoding="utf-8").splitlines()[:1]
-        except (OSError, UnicodeDecodeError):
+            first = read_regular(meta, 4096)[0].decode("utf-8").splitlines()[:1]
+        except (OSError, NotRegular, UnicodeDecodeError):
             continue
         if first and COMMIT.fullmatch(first[0].strip()):
             commits.add(first[0].strip())

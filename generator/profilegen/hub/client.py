@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
-from concurrent.futures import TimeoutError as FuturesTimeout
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
@@ -25,8 +23,10 @@ from huggingface_hub.errors import (
     HfHubHTTPError,
     OfflineModeIsEnabled,
 )
+from huggingface_hub.hf_api import RepoSibling
 
-from .deadline import Deadline
+from .deadline import Deadline, parallel
+from .paths import listing_problems, sha256_problem, shown, size_problem
 from .problems import (
     OutOfTime,
     _by_path,
@@ -41,7 +41,14 @@ from .problems import (
     _status,
     _unpinned,
 )
-from .types import ArtifactRequest, ArtifactResult, HubError, HubProblem, HubSettings
+from .types import (
+    ArtifactRequest,
+    ArtifactResult,
+    HubError,
+    HubProblem,
+    HubSettings,
+    RemoteFile,
+)
 
 T = TypeVar("T")
 _TRUTHY = {"1", "ON", "YES", "TRUE"}
@@ -72,24 +79,11 @@ def verify_artifacts(
         return []
     deadline = deadline or Deadline.start()
     hub = _Hub.create(settings, deadline)
-    results: dict[int, ArtifactResult] = {}
-    pool = ThreadPoolExecutor(
-        max_workers=min(settings.workers, len(requests)), thread_name_prefix="profilegen-hub"
+    # Requests time out at the deadline themselves (the grace lets their answer arrive); one
+    # that never ends is abandoned with its daemon worker.
+    results = parallel(
+        hub.verify, requests, settings.workers, deadline, grace=_GRACE_S, progress=progress
     )
-    try:
-        futures: dict[Future[ArtifactResult], int] = {
-            pool.submit(hub.verify, request): index for index, request in enumerate(requests)
-        }
-        for future in as_completed(futures, timeout=deadline.remaining() + _GRACE_S):
-            result = future.result()
-            results[futures[future]] = result
-            if progress is not None:
-                progress(result)
-    except FuturesTimeout:
-        pass  # the unanswered ones are reported below
-    finally:
-        # Drop queued checks; running ones end within their timeouts, which the deadline cut.
-        pool.shutdown(wait=False, cancel_futures=True)
     return [
         results.get(index) or _late(request, deadline) for index, request in enumerate(requests)
     ]
@@ -188,7 +182,8 @@ class _Hub:
     ) -> ArtifactResult:
         commit = info.sha
         problems: list[HubProblem] = [_unpinned(request, commit)] if unpinned else []
-        siblings = {s.rfilename: s for s in info.siblings or ()}
+        listed = list(info.siblings or ())
+        siblings = {s.rfilename: s for s in listed}
         wanted = list(dict.fromkeys(request.files)) if request.files else sorted(siblings)
         missing = [path for path in wanted if path not in siblings]
         problems += [
@@ -197,6 +192,10 @@ class _Hub:
         files = tuple(
             sorted((_remote_file(siblings[p]) for p in wanted if p in siblings), key=_by_path)
         )
+        odd = _odd_listing(request, listed, files)
+        if odd is not None:
+            # An answer naming a path outside the model folder is not recorded, in part or whole.
+            return ArtifactResult(request, commit, (), None, bool(info.gated), (odd,))
         sizes = [f.size for f in files]
         total = sum(s for s in sizes if s is not None) if None not in sizes else None
         if not missing:
@@ -230,6 +229,21 @@ class _Hub:
                 return [_say(request, "gated-no-access", text)]
             return [_problem_for(request, cause, failure.attempts)]
         return []
+
+
+def _odd_listing(
+    request: ArtifactRequest, listed: list[RepoSibling], files: tuple[RemoteFile, ...]
+) -> HubProblem | None:
+    """The first thing wrong with a listing: a name that leaves the folder or repeats, or a
+    size or sha256 no file has (None: it is sound)."""
+    bad = listing_problems(s.rfilename for s in listed)
+    for f in files:
+        if (odd := size_problem(f.size) or sha256_problem(f.sha256)) is not None:
+            bad.append(f"file {shown(f.path)} {odd}")
+    if not bad:
+        return None
+    more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+    return _say(request, "bad-listing", f"the Hub's answer is refused: {bad[0]}{more}")
 
 
 def _require_online(action: str) -> None:

@@ -19,7 +19,7 @@ from huggingface_hub.errors import (
 from huggingface_hub.utils.tqdm import tqdm as hf_tqdm
 
 from .client import _Hub, _require_online
-from .deadline import Deadline
+from .deadline import Deadline, bounded
 from .problems import _first_line, _is_transport_error
 from .types import (
     ADVISORY_CODES,
@@ -92,7 +92,9 @@ def fetch_artifact(
     """
     _require_online("fetch artifacts")
     hub = _Hub.create(settings, deadline)
-    checked = hub.verify(request)
+    checked = bounded(
+        lambda: hub.verify(request), hub.deadline, f"checking {request.key} on the Hub"
+    )
     blocking = [p for p in checked.problems if p.code not in ADVISORY_CODES]
     if blocking or checked.commit is None:
         details = "; ".join(p.message for p in blocking) or "the Hub returned no commit"

@@ -19,7 +19,8 @@ from .artifacts import SIZE_TOLERANCE, artifact_uses, profile_artifacts
 from .client import offline
 from .deadline import Deadline
 from .download import fetch_artifact
-from .lock import LOCK_NAME, entry_matches, read_lock
+from .lock import LOCK_NAME, bad_names, entry_matches, read_lock
+from .paths import shown
 from .types import NETWORK_CODES, ArtifactRequest, HubError, HubSettings
 from .verify import Expected, Record, check_declared_size, check_files, human
 
@@ -86,6 +87,7 @@ def needs(registry: Registry, profile: Profile, model_dir: Path) -> list[Need]:
         elif not entry.get("resolved"):
             note = f"{key} is locked from declared facts only (run `profilegen lock` online)"
         else:
+            _refuse_escaping(key, entry)
             commit = entry.get("commit")
             locked = tuple(
                 LockedFile(f["path"], f.get("size"), f.get("sha256"))
@@ -94,6 +96,17 @@ def needs(registry: Registry, profile: Profile, model_dir: Path) -> list[Need]:
         target = model_dir / artifact.local_dir
         out.append(Need(role, key, artifact, target, locked, commit, note))
     return out
+
+
+def _refuse_escaping(key: str, entry: dict[str, Any]) -> None:
+    """A lock entry naming a file outside the model folder is not used at all."""
+    bad = bad_names(entry)
+    if bad:
+        name, problem, _before = bad[0]
+        raise ProfilegenError(
+            f"{LOCK_NAME}: artifact {key} records the file name {shown(name)}, which {problem}: "
+            "nothing was opened (run `profilegen lock` again; `profilegen check` shows the line)"
+        )
 
 
 def _present(path: Path, size: int | None) -> bool:

@@ -28,10 +28,22 @@ _MAX_DIMS = 8
 # Numeric arrays up to this many entries are read (per-layer facts); longer ones (token
 # scores and types) are only counted.
 _KEEP_ARRAY = 4096
+# Records the walk may step over one by one: keys, tensors, strings and arrays inside arrays.
+# The largest headers today hold about 410K (Llama 3: 128,256 tokens and 280,147 merges) and
+# a few thousand tensors; within the size cap a header could ask for 30 million (empty
+# strings), a minute's walk. At this cap the walk takes a tenth of a second (bench_gguf.py).
+MAX_RECORDS = 1_000_000
+_U64 = struct.Struct("<Q")
 
 
 class _Short(Exception):
-    """The bytes read so far end inside the header."""
+    """The bytes read so far end inside the header; `need` guesses how many it takes (0:
+    no guess), so that a long array is read whole by the next read, not walked once per
+    doubling."""
+
+    def __init__(self, need: int = 0) -> None:
+        super().__init__(need)
+        self.need = need
 
 
 @dataclass(frozen=True)
@@ -61,12 +73,22 @@ class _Scanner:
 
     def __init__(self, data: bytes, file_size: int) -> None:
         self.data, self.file_size, self.off = data, file_size, 0
+        self.records = 0
+
+    def spend(self, n: int, what: str) -> None:
+        """Counts `n` records to walk, refusing a header that holds more than any model's."""
+        self.records += n
+        if self.records > MAX_RECORDS:
+            raise CheckpointError(
+                f"the header holds more than {MAX_RECORDS:,} records (at {n:,} {what}); "
+                "no model's header has that many, so it is not read"
+            )
 
     def take(self, n: int) -> bytes:
         if self.off + n > len(self.data):
             if self.off + n > self.file_size:
                 raise CheckpointError("the header runs past the end of the file")
-            raise _Short
+            raise _Short(self.off + n)
         chunk = self.data[self.off : self.off + n]
         self.off += n
         return chunk
@@ -89,6 +111,30 @@ class _Scanner:
     def string(self) -> bytes:
         return self.take(self.count(self.u64(), 1, "string length"))
 
+    def strings(self, n: int) -> None:
+        """Steps over `n` strings in one tight loop (a tokenizer is hundreds of thousands);
+        from a string the bytes in hand do not hold whole, the general path says why."""
+        data, first, off, done = self.data, self.off, self.off, 0
+        unpack, end = _U64.unpack_from, len(data)
+        try:
+            for done in range(n):  # noqa: B007 (read after the loop)
+                after = off + 8 + unpack(data, off)[0]
+                if after > end:
+                    break
+                off = after
+            else:
+                self.off = off
+                return
+        except struct.error:  # not even the length is in hand
+            pass
+        self.off = off
+        try:
+            for _ in range(n - done):
+                self.string()
+        except _Short:
+            each = max(8, (off - first) // done) if done else 8
+            raise _Short(off + (n - done) * each * 5 // 4) from None
+
     def value(self, kind: int, depth: int = 0) -> int | None:
         """Skips a value; returns the entry count of an array that is counted, not read."""
         if kind in _SCALAR:
@@ -102,6 +148,10 @@ class _Scanner:
             if inner in _SCALAR:
                 self.take(n * _SCALAR[inner])
                 return n if n > _KEEP_ARRAY else None
+            self.spend(n, "strings" if inner == _STRING else "values in one array")
+            if inner == _STRING:
+                self.strings(n)
+                return n
             for _ in range(n):
                 self.value(inner, depth + 1)
             return n
@@ -119,6 +169,8 @@ class _Scanner:
             raise CheckpointError("unsupported GGUF version (2 and 3 are read)")
         tensors = self.count(self.u64(), 24, "tensor")
         kvs = self.count(self.u64(), 13, "metadata key")
+        self.spend(tensors, "tensors")
+        self.spend(kvs, "metadata keys")
         for _ in range(kvs):
             start = self.off
             key = self.string().decode("utf-8", "replace")
@@ -148,14 +200,14 @@ def _header_length(checkpoint: Checkpoint, path: str, size: int) -> tuple[bytes,
             data += checkpoint.read_range(path, len(data), want)
         try:
             return data, _Scanner(data, size).header()
-        except _Short:
+        except _Short as short:
             if len(data) < want:  # the source gave less than asked: the file ends early
                 raise CheckpointError("the file ends inside its header") from None
             if want >= min(MAX_HEADER, size):
                 raise CheckpointError(
                     f"the header is longer than {MAX_HEADER // 2**20} MiB; not a model header"
                 ) from None
-            want = min(want * 2, MAX_HEADER, size)
+            want = min(max(want * 2, short.need), MAX_HEADER, size)
 
 
 def _number(value: Any) -> Any:

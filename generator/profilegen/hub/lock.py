@@ -12,6 +12,7 @@ from ..errors import ProfilegenError
 from ..model.model import Artifact
 from ..registry import Registry
 from .artifacts import SIZE_TOLERANCE, ArtifactUse
+from .paths import name_problem, shown
 
 if TYPE_CHECKING:
     from .types import ArtifactResult
@@ -21,7 +22,6 @@ LOCK_VERSION = 1
 COMMIT = re.compile(r"[0-9a-f]{40}")
 SHA256 = re.compile(r"[0-9a-f]{64}")
 # A file of a repository, as the registry may name one: relative, never climbing out.
-REPO_PATH = re.compile(r"(?!/)(?!.*\.\.)[A-Za-z0-9._+/\[\]-]{1,255}")
 
 
 @dataclass
@@ -30,6 +30,8 @@ class Lock:
 
     artifacts: dict[str, dict[str, Any]] = field(default_factory=dict)
     patches: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # The text it was read from, to locate an entry's lines (empty for a lock being built).
+    text: str = field(default="", repr=False, compare=False)
 
     def to_bytes(self) -> bytes:
         data = {
@@ -49,7 +51,8 @@ def read_lock(root: Path) -> Lock | None:
     if not path.is_file():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise LockError(
             f"{LOCK_NAME}: cannot be read as JSON ({exc}); rerun `profilegen lock`"
@@ -62,7 +65,7 @@ def read_lock(root: Path) -> Lock | None:
             raise LockError(
                 f"{LOCK_NAME}: {name} must map keys to entries; rerun `profilegen lock`"
             )
-    return Lock(dict(tables[0]), dict(tables[1]))
+    return Lock(dict(tables[0]), dict(tables[1]), text)
 
 
 def declared_entry(use: ArtifactUse) -> dict[str, Any]:
@@ -126,11 +129,44 @@ def artifact_matches(a: Artifact, entry: dict[str, Any]) -> bool:
     return all(p in locked for p in a.files)
 
 
+def bad_names(entry: dict[str, Any]) -> list[tuple[object, str, int]]:
+    """(name, why, n) of each file an entry records that would leave the model folder or
+    repeats (n: how many records of that name come before it): such an entry is never used
+    to open a file."""
+    files = entry.get("files")
+    names = [f.get("path") for f in files if isinstance(f, dict)] if isinstance(files, list) else []
+    out = []
+    seen: list[object] = []
+    for name in names:
+        problem = name_problem(name)
+        if problem is None and name in seen:
+            problem = "is listed twice"
+        if problem is not None:
+            out.append((name, problem, seen.count(name)))
+        seen.append(name)
+    return out
+
+
+def line_of(text: str, key: str, path: object = None, skip: int = 0) -> int | None:
+    """The line of entry `key` in the lock's text as `lock` writes it (of its file record
+    for `path` when given, the one after `skip` others of that path); else the entry's."""
+    lines = text.splitlines()
+    head = f"{json.dumps(key)}: {{"
+    start = next((i for i, line in enumerate(lines) if line.strip() == head), None)
+    if start is None:
+        return None
+    if path is None:
+        return start + 1
+    wanted = f'"path": {json.dumps(path)}'
+    found = [i for i in range(start, len(lines)) if wanted in lines[i]]
+    return (found[skip] if len(found) > skip else start) + 1
+
+
 def _file_problem(f: Any) -> str | None:
     if not isinstance(f, dict) or not isinstance(f.get("path"), str):
         return "a file without a path"
-    if not REPO_PATH.fullmatch(f["path"]):
-        return f"{f['path']!r}, not a path inside the repository"
+    if (problem := name_problem(f["path"])) is not None:
+        return f"file name {shown(f['path'])}, which {problem}"
     size, sha = f.get("size"), f.get("sha256")
     if not isinstance(size, int) or isinstance(size, bool) or size < 0:
         return f"{f['path']} without a size"

@@ -12,7 +12,7 @@ from ..registry import Registry
 from ..write import write_atomic
 from .artifacts import ArtifactUse, artifact_uses
 from .client import offline, verify_artifacts
-from .deadline import Deadline
+from .deadline import MAX_SECONDS, Deadline
 from .lock import (
     LOCK_NAME,
     Lock,
@@ -35,24 +35,26 @@ def _progress(total: int) -> tuple[object, object]:
 
 
 def hub_settings() -> HubSettings:
-    """Timeouts and retries, tunable for slow links (PROFILEGEN_HUB_TIMEOUT, _RETRIES, _WORKERS)."""
+    """Timeouts and retries, tunable for slow links (PROFILEGEN_HUB_TIMEOUT, _RETRIES, _WORKERS),
+    each a finite number within bounds (a request's timeout at most a day)."""
 
-    def number(name: str, default: float) -> float:
-        raw = os.environ.get(name)
+    def number(name: str, default: float, low: float, high: float, whole: bool) -> float:
+        raw = os.environ.get(name, "").strip()
         if not raw:
             return default
         try:
-            value = float(raw)
+            value = int(raw) if whole else float(raw)
         except ValueError:
-            raise UsageError(f"{name} must be a number, got {raw!r}") from None
-        if value < 0:
-            raise UsageError(f"{name} must not be negative, got {raw!r}")
+            value = None
+        if value is None or not low <= value <= high:  # NaN fails the comparison
+            kind = "a whole number" if whole else "a number"
+            raise UsageError(f"{name} must be {kind} from {low:g} to {high:g}, got {raw!r}")
         return value
 
     return HubSettings(
-        timeout=number("PROFILEGEN_HUB_TIMEOUT", 10.0) or 10.0,
-        retries=int(number("PROFILEGEN_HUB_RETRIES", 4)),
-        workers=max(1, int(number("PROFILEGEN_HUB_WORKERS", 16))),
+        timeout=number("PROFILEGEN_HUB_TIMEOUT", 10.0, 0.001, MAX_SECONDS, False),
+        retries=int(number("PROFILEGEN_HUB_RETRIES", 4, 0, 100, True)),
+        workers=int(number("PROFILEGEN_HUB_WORKERS", 16, 1, 256, True)),
     )
 
 

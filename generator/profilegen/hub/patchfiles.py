@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
-import queue
-import shutil
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,10 +14,17 @@ from ..errors import EXIT_FINDINGS, EXIT_UNREACHABLE, NetworkError, ProfilegenEr
 from ..model import Patch
 from ..model.patch import PatchFile
 from ..registry import Registry
-from ..registry.files import MAX_VENDORED_FILE, Refused, read_inside
+from ..registry.files import (
+    MAX_VENDORED_FILE,
+    NotRegular,
+    Refused,
+    file_kind,
+    read_inside,
+    read_regular,
+)
 from ..resources import cache_root
 from ..write import write_atomic
-from .deadline import Deadline
+from .deadline import Deadline, parallel
 
 DOWNLOAD_TIMEOUT_S = 15.0  # per request, and never past the operation's deadline
 DOWNLOAD_ATTEMPTS = 3
@@ -156,7 +161,8 @@ def _fetch(patch: Patch, file: PatchFile, deadline: Deadline) -> bytes | Missing
     if content is None:
         reason = "downloaded content does not match the pin"
         return Missing(patch.id, file.path, file.sha256, url, reason)
-    write_atomic(blob_path(file.sha256), content)
+    with contextlib.suppress(OSError):  # a cache that cannot be written costs a later download
+        write_atomic(blob_path(file.sha256), content)
     return content
 
 
@@ -164,33 +170,9 @@ Job = tuple[Patch, PatchFile]
 
 
 def _fetch_all(jobs: list[Job], deadline: Deadline) -> list[bytes | Missing]:
-    """Downloads in parallel (a bounded pool), all within one deadline, in job order.
-
-    The workers are daemon threads: a host that never answers cannot keep the process
-    alive past the deadline; what has not answered by then is reported as unreachable.
-    """
-    results: dict[int, bytes | Missing] = {}
-    todo: queue.SimpleQueue[int] = queue.SimpleQueue()
-    done: queue.SimpleQueue[tuple[int, bytes | Missing]] = queue.SimpleQueue()
-    for index in range(len(jobs)):
-        todo.put(index)
-
-    def work() -> None:
-        while True:
-            try:
-                index = todo.get_nowait()
-            except queue.Empty:
-                return
-            done.put((index, _fetch(*jobs[index], deadline)))
-
-    for _ in range(min(DOWNLOAD_WORKERS, len(jobs))):
-        threading.Thread(target=work, name="profilegen-patch", daemon=True).start()
-    while len(results) < len(jobs) and not deadline.expired:
-        try:
-            index, result = done.get(timeout=deadline.remaining())
-        except queue.Empty:
-            break
-        results[index] = result
+    """Downloads in parallel (a bounded pool), all within one deadline, in job order: what
+    has not answered by then is reported as unreachable (and its worker abandoned)."""
+    results = parallel(lambda job: _fetch(*job, deadline), jobs, DOWNLOAD_WORKERS, deadline)
     late = f"no answer within the {deadline.seconds:g} s deadline"
     return [
         results[i] if i in results else Missing(p.id, f.path, f.sha256, p.source.url(f), late, True)
@@ -243,15 +225,28 @@ def pinned_files(registry: Registry) -> dict[str, list[tuple[str, PatchFile]]]:
 
 
 def cache_add(registry: Registry, paths: list[Path]) -> list[str]:
-    """Copies files into the cache when their sha256 is pinned; returns one line per file."""
+    """Copies files into the cache when their sha256 is pinned; returns one line per file.
+
+    Each is read with the bounded, non-blocking reader: a FIFO or a device is refused, not
+    waited on, and no more is read than the largest pinned file."""
     pins = pinned_files(registry)
+    limit = max((f.size for owners in pins.values() for _p, f in owners), default=0)
     lines: list[str] = []
     rejected: list[str] = []
     for path in paths:
         try:
-            content = path.read_bytes()
+            content, size = read_regular(path, limit)
         except OSError as exc:
-            rejected.append(f"{path}: cannot read ({exc.strerror})")
+            rejected.append(f"{path}: cannot read ({exc.strerror or exc})")
+            continue
+        except NotRegular as exc:
+            rejected.append(f"{path}: is {file_kind(exc.mode)}, not a regular file")
+            continue
+        if len(content) > limit:
+            rejected.append(
+                f"{path}: {size:,} bytes, more than any patch file the registry pins "
+                f"({limit:,} bytes at most)"
+            )
             continue
         digest = sha256_hex(content)
         owners = pins.get(digest)
@@ -260,10 +255,7 @@ def cache_add(registry: Registry, paths: list[Path]) -> list[str]:
             continue
         target = blob_path(digest)
         if not target.is_file():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_suffix(".tmp")
-            shutil.copyfile(path, tmp)
-            tmp.replace(target)
+            write_atomic(target, content)
         names = ", ".join(f"{p}/{f.path}" for p, f in owners)
         lines.append(f"cached {path} as {names}")
     if rejected:

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..write import write_atomic
 from .lock import LOCK_NAME
+from .paths import inside, name_problem, shown
 
 RECORD_NAME = ".profilegen-verified.json"
 RECORD_VERSION = 1
@@ -106,7 +107,12 @@ def check_files(
     """Every file is there with the expected size and sha256; problems name the file."""
     problems: list[str] = []
     for f in expected:
-        path = target / f.path
+        path = inside(target, f.path)
+        if path is None:
+            bad = name_problem(f.path) is not None
+            where = f"{target}: file name {shown(f.path)}" if bad else f"{target / f.path}"
+            problems.append(f"{where}: outside {target} (a link?), not opened")
+            continue
         if not path.is_file():
             problems.append(f"{path}: missing")
             continue

@@ -110,7 +110,8 @@ class Moe(Strict):
 
 
 class Architecture(Strict):
-    num_layers: PositiveInt
+    # The deepest models have a few hundred layers; fit walks them one by one.
+    num_layers: Annotated[int, Field(gt=0, le=4096)]
     # Layers that grow a per-token KV cache (all of them for a plain transformer).
     full_attention_layers: PositiveInt
     hidden_size: PositiveInt

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, StringConstraints, model_validator
 
@@ -21,6 +23,22 @@ Url = Annotated[
 # layers instead of the per-token ones; v2-cudagraph-memory-reserve: the V2 model
 # runner's CUDA graphs are reserved (VLLM_V2_CUDAGRAPH_MEM_MIB) inside the budget.
 PatchEffect = Literal["prefer-padding-sliding-window-groups", "v2-cudagraph-memory-reserve"]
+
+
+_LABEL = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
+
+
+def url_problem(url: str) -> str | None:
+    """Why an https URL (already matching `Url`) names no host and port a client can reach."""
+    netloc = urlsplit(url).netloc
+    host, colon, port = netloc.rpartition(":") if ":" in netloc else (netloc, "", "")
+    if colon and (len(port) > 5 or not 1 <= int(port) <= 65535):
+        shown = port if len(port) <= 8 else f"{port[:5]}… ({len(port)} digits)"
+        return f"port {shown} is not a port (1-65535)"
+    labels = host.split(".")
+    if len(host) > 253 or not all(_LABEL.match(label) for label in labels):
+        return f"{host!r} is not a host name"
+    return None
 
 
 class PatchFile(Strict):
@@ -44,6 +62,8 @@ class PatchSource(Strict):
             raise ValueError("base_url: a vendored source takes no base_url")
         if self.base_url is not None and not self.base_url.endswith("/"):
             raise ValueError("base_url: base_url must end with '/'")
+        if self.base_url is not None and (problem := url_problem(self.base_url)):
+            raise ValueError(f"base_url: {problem}")
         names = [f.path for f in self.files]
         if len(set(names)) != len(names):
             raise ValueError("files: a file is listed twice")

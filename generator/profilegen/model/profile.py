@@ -49,6 +49,28 @@ def _ip_address(value: str) -> str:
     return value
 
 
+# Compose reads a size with go-units' RAMInBytes: the digits as a float64, times the unit
+# (binary), cast to a 64-bit integer. From 2**63 bytes on the cast wraps to a negative size
+# (`99999999999999999999g` is -9223372036854775808 to `docker compose config`).
+_SHM_UNITS = {"k": 2**10, "m": 2**20, "g": 2**30}
+SHM_LIMIT = 2**63
+
+
+def shm_bytes(value: str) -> float:
+    """What Compose computes from a size (before its cast to an integer)."""
+    digits = value.rstrip("b")
+    return float(digits[:-1]) * _SHM_UNITS[digits[-1]]
+
+
+def _compose_size(value: str) -> str:
+    if len(value) > 24 or shm_bytes(value) >= SHM_LIMIT:
+        raise ValueError(
+            f"{value[:24]}{'…' if len(value) > 24 else ''} is 8 EiB or more, past the 64-bit "
+            "byte count Compose reads a size into (it wraps to a negative size)"
+        )
+    return value
+
+
 IsoDate = Annotated[
     str,
     StringConstraints(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"),
@@ -364,7 +386,9 @@ class Profile(Strict):
     kubernetes: ProfileKubernetes | None = None
     # Group id the container runs with (`user: 0:<gid>`), when the profile needs one.
     user_gid: Annotated[int, Field(ge=0)] | None = None
-    shm_size: Annotated[str, StringConstraints(pattern=r"^[0-9]+[kmg]b?$")] = "16gb"
+    shm_size: Annotated[
+        str, StringConstraints(pattern=r"^[0-9]+[kmg]b?$"), AfterValidator(_compose_size)
+    ] = "16gb"
     restart: Literal["no", "always", "on-failure", "unless-stopped"] = "unless-stopped"
     # Headline text for the header block; facts come from the fields above.
     template_note: Text | None = None

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from .common import Fraction, Id, PositiveInt, Size, Strict, Text
+from .common import Fraction, Id, Size, Strict, Text
 from .kubernetes import RigKubernetes
 
 
@@ -28,7 +28,8 @@ class Rig(Strict):
     name: Text
     # The cards' GPU; for a rig of mixed cards, the one with the least memory.
     gpu: Id
-    count: PositiveInt
+    # GPUs in the rig: a host, or a few nodes of one (explain lists each, and fit sizes each).
+    count: Annotated[int, Field(gt=0, le=256)]
     # Mixed rigs (a 3090 Ti next to a 3090): each card's GPU, in card order.
     cards: list[Id] = Field(default_factory=list)
     interconnect: Interconnect = Interconnect()

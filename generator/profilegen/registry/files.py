@@ -36,6 +36,16 @@ def file_kind(mode: int) -> str:
     return "not a regular file"
 
 
+def foreign(name: str) -> str | None:
+    """A name that is not UTF-8 (bytes the file system allows, decoded as surrogates) with
+    those bytes escaped (`\\xff`), for a message; None for a name that is UTF-8."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(name).decode("utf-8", errors="backslashreplace")
+    return None
+
+
 OUTSIDE = "resolves outside the repository (a symlink?); only files inside it are read"
 LOOP = "is a symlink loop"
 
@@ -91,17 +101,21 @@ class NotRegular(Exception):
         self.mode = mode
 
 
-def read_regular(path: Path, limit: int) -> tuple[bytes, int]:
-    """At most `limit + 1` bytes of a regular file, and its size. Opening never blocks (a
-    FIFO is refused, not waited on), and only the opened file is trusted: a path swapped
-    after a check is caught here. Raises OSError or NotRegular."""
+def read_regular(path: Path, limit: int, offset: int = 0) -> tuple[bytes, int]:
+    """At most `limit + 1` bytes of a regular file from `offset` on, and its size: the one
+    reader of local files profilegen does not own (registry files, `cache add`, checkpoint
+    files for `model add`). Opening never blocks (a FIFO is refused, not waited on), a device
+    is refused, and only the opened file is trusted: a path swapped after a check is caught
+    here. Raises OSError or NotRegular."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     with os.fdopen(os.open(path, flags), "rb") as handle:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode):
             raise NotRegular(info.st_mode)
+        if offset:
+            handle.seek(offset)
         data = handle.read(limit + 1)
-    return data, max(info.st_size, len(data))
+    return data, max(info.st_size, offset + len(data))
 
 
 def read_inside(root: Path, path: Path, limit: int) -> bytes:

@@ -11,7 +11,7 @@ from ..errors import FindingSink, Location, Severity, suggest
 from ..model import Drafter, Engine, Gateway, Gpu, Model, Patch, Profile, Rig
 from ..model.partial import partial
 from ..model.settings import Settings
-from .files import check_entry, escapes
+from .files import check_entry, escapes, foreign
 from .load import Document, read_document
 from .resolve import check_references, resolve_profiles
 from .source import Registry, Source
@@ -51,14 +51,31 @@ def _stray(sink: FindingSink, rel: str, what: str, hint: str) -> None:
     )
 
 
+def _foreign_name(root: Path, entry: Path, sink: FindingSink) -> bool:
+    """An entry whose name is not UTF-8: reported with its bytes escaped, never read (no
+    text could name it, nor print it as it is)."""
+    rel = foreign(entry.relative_to(root).as_posix())
+    if rel is None:
+        return False
+    sink.add(
+        Location(rel),
+        f"{rel.rsplit('/', 1)[-1]} is named in bytes that are not UTF-8: it is not read",
+        hint="rename it to an id: a-z, 0-9, '.', '_' and '-'",
+        rule="layout",
+    )
+    return True
+
+
 def _kind_files(root: Path, kind: str, sink: FindingSink) -> list[Path]:
     """The YAML files of one kind; anything else in its folder is reported, never skipped."""
     files = []
     for entry in sorted((root / "registry" / kind).iterdir()):
-        rel = entry.relative_to(root).as_posix()
-        yaml_name = entry.suffix in (".yaml", ".yml")
         if entry.name.startswith("."):
             continue  # .gitkeep, editor swap files: never registry entries
+        if _foreign_name(root, entry, sink):
+            continue
+        rel = entry.relative_to(root).as_posix()
+        yaml_name = entry.suffix in (".yaml", ".yml")
         if escape := escapes(root, entry):
             sink.add(Location(rel), f"{entry.name} {escape}", rule="layout")
         elif entry.is_file() and yaml_name:
@@ -97,9 +114,9 @@ def _top_level(root: Path, sink: FindingSink) -> list[str]:
         return []
     kinds = []
     for entry in sorted(registry_dir.iterdir()):
-        rel = entry.relative_to(root).as_posix()
-        if entry.name.startswith("."):
+        if entry.name.startswith(".") or _foreign_name(root, entry, sink):
             continue
+        rel = entry.relative_to(root).as_posix()
         if escape := escapes(root, entry):
             sink.add(Location(rel), f"{entry.name} {escape}", rule="layout")
         elif entry.name == SETTINGS_FILE:

@@ -8,6 +8,7 @@ costs a few milliseconds and becomes a finding on the line that broke the limit.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -31,6 +32,11 @@ NodePath = tuple[str | int, ...]
 MAX_DEPTH = 64
 MAX_NODES = 50_000  # values in the document once every alias is expanded
 MAX_ALIASES = 1_000
+# Every number a registry holds is finite and at most this large (the integers a float, JSON
+# and Go's float64 hold exactly): sizes in bytes, token counts and ports all fit, with room.
+# A larger one overflows a float (1e308 GB in bytes), or hangs a loop, downstream.
+MAX_NUMBER = 2**53
+_NUMBER_TEXT = 40  # characters; longer literals are refused before they are converted
 
 _CORE = "tag:yaml.org,2002:"
 _PLAIN_TAGS = {f"{_CORE}{name}" for name in ("str", "int", "float", "bool", "null")}
@@ -186,10 +192,18 @@ class _Reader:
             if event.tag is None and tag in (f"{_CORE}timestamp", f"{_CORE}value"):
                 return event.value
             raise YamlProblem(line, f"tag {_short(tag)} is not allowed in a registry file")
+        numeric = tag in (f"{_CORE}int", f"{_CORE}float")
+        if numeric and len(event.value) > _NUMBER_TEXT:
+            raise _out_of_range(line, event.value)
         try:
-            return _construct(tag, event.value)
+            value = _construct(tag, event.value)
         except Exception as exc:  # a value its tag cannot hold (`!!int abc`)
             raise YamlProblem(line, f"cannot read {event.value!r} as {tag[len(_CORE) :]}") from exc
+        if numeric and not (isinstance(value, int) or math.isfinite(value)):
+            raise _out_of_range(line, event.value)
+        if numeric and abs(value) > MAX_NUMBER:
+            raise _out_of_range(line, event.value)
+        return value
 
     def _alias(self, anchor: str, line: int) -> None:
         if any(frame.anchor == anchor for frame in self.stack):
@@ -202,6 +216,15 @@ class _Reader:
         value, size = self.anchors[anchor]
         self._count(size, line)
         self._attach(value, line, located=False)
+
+
+def _out_of_range(line: int, text: str) -> YamlProblem:
+    shown = text if len(text) <= 24 else f"{text[:12]}…{text[-4:]} ({len(text):,} characters)"
+    return YamlProblem(
+        line,
+        f"the number {shown} is out of range: a registry number is finite and at most "
+        f"{MAX_NUMBER:,} in size",
+    )
 
 
 def _short(tag: str) -> str:

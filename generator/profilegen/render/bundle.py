@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import stat
 from pathlib import Path
 
 from ..errors import ProfilegenError
 from ..hub.patchfiles import collect_patch_files, sha256_hex
 from ..model import Profile
 from ..registry import Registry
-from ..write import write_atomic
+from ..write import write_folder
 from .manifest import Manifest, manifest_bytes
 from .targets.compose import Rendered
 from .targets.k8s import RenderedK8s, check_objects
@@ -55,10 +54,6 @@ def k8s_bundle_files(registry: Registry, rendered: RenderedK8s) -> dict[str, byt
 
 
 def write_bundle(out: Path, files: dict[str, bytes]) -> None:
-    """Writes the gathered files (installers executable); nothing is written on a bad target."""
-    if out.exists() and not out.is_dir():
-        raise ProfilegenError(f"{out} exists and is not a folder")
-    for name, content in sorted(files.items()):
-        executable = name.endswith(".sh")
-        mode = stat.S_IRUSR | stat.S_IWUSR | stat.S_IRGRP | stat.S_IROTH
-        write_atomic(out / name, content, mode=mode | (stat.S_IXUSR if executable else 0))
+    """Writes the gathered files as one unit (installers executable), replacing the entries
+    of the same names; `render/output.py` decides whether `out` may take them."""
+    write_folder(out, files, executable=lambda name: name.endswith(".sh"))

@@ -11,10 +11,13 @@ from ...hub.lock import (
     LOCK_NAME,
     Lock,
     LockError,
+    bad_names,
     entry_matches,
+    line_of,
     patch_entries,
     resolved_problems,
 )
+from ...hub.paths import shown
 from .base import CheckContext, rule
 
 
@@ -45,7 +48,12 @@ def lock(ctx: CheckContext) -> Iterator[Finding]:
         )
         return
     for use in artifact_uses(ctx.registry):
-        yield from _artifact(ctx, use, locked.artifacts.get(use.key))
+        entry = locked.artifacts.get(use.key)
+        escaping = bad_names(entry) if entry is not None and entry.get("resolved") else []
+        if escaping:
+            yield from _escaping(ctx, locked, use.key, escaping)
+        else:
+            yield from _artifact(ctx, use, entry)
     yield from _patches(ctx, locked)
 
 
@@ -83,6 +91,20 @@ def _artifact(
             use.location,
             f"artifact {use.key} is pinned to {use.artifact.revision}, the lock has {entry.get('commit')}",
             hint="run `profilegen lock`",
+        )
+
+
+def _escaping(
+    ctx: CheckContext, locked: Lock, key: str, names: list[tuple[object, str, int]]
+) -> Iterator[Finding]:
+    """Names of files a tampered lock entry records outside the model folder: at their line."""
+    for name, problem, before in names:
+        yield ctx.finding(
+            "lock",
+            Location(LOCK_NAME, line_of(locked.text, key, name, before)),
+            f"artifact {key} records the file name {shown(name)}, which {problem}: fetch and "
+            "verify would not open it",
+            hint="the lock is not what `profilegen lock` writes: run it again",
         )
 
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from ...errors import Finding, Location, Severity
 from ...hub.patchfiles import sha256_hex
-from ...registry.files import MAX_VENDORED_FILE, Refused, read_inside
+from ...registry.files import MAX_VENDORED_FILE, Refused, foreign, read_inside
 from .base import CheckContext, rule
 
 
@@ -46,10 +46,11 @@ def _orphan_folders(ctx: CheckContext) -> Iterator[Finding]:
         if entry.name.startswith(".") or entry.name in owners:
             continue
         rel = entry.relative_to(ctx.root).as_posix()
+        rel = foreign(rel) or rel  # a name that is not UTF-8, its bytes escaped
         yield ctx.finding(
             "patch-vendored",
             Location(rel),
-            f"{entry.name} belongs to no vendored patch: it is not read",
+            f"{rel.rsplit('/', 1)[-1]} belongs to no vendored patch: it is not read",
             hint="registry/patches/files/<patch-id>/ holds the files of that vendored patch",
             severity=Severity.WARNING,
         )

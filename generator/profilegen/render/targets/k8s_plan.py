@@ -68,6 +68,10 @@ class ModelVolume:
         return self.kind in ("new", "shared")
 
 
+MAX_REPLICAS = 2**31 - 1
+MAX_NODES = 256
+
+
 @dataclass(frozen=True)
 class K8sOptions:
     namespace: str | None = None
@@ -90,6 +94,13 @@ class K8sOptions:
             raise K8sError("--replicas", f"{self.replicas} is not a positive number of replicas")
         if self.nodes is not None and self.nodes < 1:
             raise K8sError("--nodes", f"{self.nodes} is not a positive number of nodes")
+        # Kubernetes counts replicas in an int32; no rig splits over more nodes than it has GPUs.
+        if self.replicas > MAX_REPLICAS:
+            raise K8sError(
+                "--replicas", f"{self.replicas} is more than Kubernetes' {MAX_REPLICAS:,}"
+            )
+        if self.nodes is not None and self.nodes > MAX_NODES:
+            raise K8sError("--nodes", f"{self.nodes} is more than the {MAX_NODES} GPUs of any rig")
         volume = self.volume
         klass = self.storage_class
         if klass is not None and not DNS_SUBDOMAIN.fullmatch(klass):
