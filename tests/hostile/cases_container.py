@@ -120,7 +120,7 @@ def _mount(key: str, container: str) -> Setup:
     return edit(
         PROFILE,
         "bind_host: 127.0.0.1",
-        f"bind_host: 127.0.0.1\nmounts:\n  {key}:\n    host: /srv/x\n    container: {container}",
+        f"bind_host: 127.0.0.1\nmounts:\n  {key}:\n    host: ./cache/x\n    container: {container}",
     )
 
 

@@ -33,8 +33,6 @@ RANGE = "is out of range: a registry number is finite and at most 9,007,199,254,
 DIGITS_400 = "9" * 400
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 DRAFTER = "registry/drafters/tiny-eagle.yaml"
-NO_MODEL = f"{PROFILE}:5: error: [reference] model 'tiny-7b' is not defined (inherited by tiny-chat-long) (known: none)"
-NO_RIG = f"{PROFILE}:8: error: [reference] rig '2x3090' is not defined (inherited by tiny-chat-long) (known: none)"
 REMOTE = "registry/patches/remote-fix.yaml"
 SECONDS = "must be a number of seconds more than 0 and at most 86,400 (a day), got "
 
@@ -131,19 +129,13 @@ def registry_number_cases() -> list[Case]:
         Case(
             "size-of-1e308-gb",
             setup=(edit(MODEL, "{value: 15, unit: GB}", "{value: 1.0e+308, unit: GB}"),),
-            findings=(
-                out_of_range(MODEL, 20, "1.0e+308"),
-                f"{DRAFTER}:12: error: [reference] model 'tiny-7b' is not defined (known: none)",
-                NO_MODEL,
-            ),
+            # One mistake, one finding: what names the model is not reported again.
+            findings=(out_of_range(MODEL, 20, "1.0e+308"),),
         ),
         Case(
             "vram-of-1e300-gib",
             setup=(edit(GPU, "{value: 24, unit: GiB}", "{value: 1e300, unit: GiB}"),),
-            findings=(
-                out_of_range(GPU, 6, "1e300"),
-                f"{RIG}:4: error: [reference] gpu 'rtx-3090' is not defined (known: none)",
-            ),
+            findings=(out_of_range(GPU, 6, "1e300"),),
         ),
         Case(
             "max-model-len-of-400-digits",
@@ -179,7 +171,7 @@ def registry_number_cases() -> list[Case]:
         Case(
             "rig-count-of-400-digits",
             setup=(edit(RIG, "count: 2", f"count: {DIGITS_400}"),),
-            findings=(out_of_range(RIG, 5, "999999999999…9999 (400 characters)"), NO_RIG),
+            findings=(out_of_range(RIG, 5, "999999999999…9999 (400 characters)"),),
         ),
         Case(
             "rig-count-beyond-any-rig",
