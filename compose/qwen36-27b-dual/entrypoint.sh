@@ -45,10 +45,10 @@ pg_pre_args=()
 pg_nvlink_setup
 [[ $pg_nvlink == 1 ]] || pg_pre_args+=(--disable-custom-all-reduce)
 # API key: API_KEY_FILE (a file in the container, such as a mounted secret) or else API_KEY.
-# It reaches the engine as VLLM_API_KEY, never on its command line or in a log.
+# It reaches the engine as VLLM_API_KEY, exported only as the engine starts, never on its command line or in a log.
 pg_read_api_key
 if [[ -n $pg_api_key ]]; then
-  export VLLM_API_KEY=$pg_api_key
+  pg_engine_key=$pg_api_key
   pg_say "API key: required of every request"
 fi
 unset pg_api_key
@@ -109,4 +109,6 @@ pg_args=(
   --host 0.0.0.0
   --port 8000
 )
+# The key is the engine's alone: exported as it starts, after every patch installer ran.
+[[ -z ${pg_engine_key:-} ]] || export VLLM_API_KEY=$pg_engine_key
 exec vllm serve ${pg_pre_args[@]+"${pg_pre_args[@]}"} "${pg_args[@]}" ${pg_spec_args[@]+"${pg_spec_args[@]}"}

@@ -317,6 +317,8 @@ pkg=${{PROFILEGEN_PACKAGE_DIR:?}}
 # What the installer saw, for the tests: the switch's export must be set before it runs.
 log=/pg-test/installers.log
 echo "{patch_id} VLLM_MARLIN_INPUT_DTYPE=${{VLLM_MARLIN_INPUT_DTYPE-<unset>}}" >>"$log"
+# And whether it could read the server's API key (it must not).
+[[ -z ${{VLLM_API_KEY-}}${{API_KEY-}}${{API_KEY_FILE-}} ]] || echo "{patch_id}" >>/pg-test/saw-a-key.log
 swap() {{  # FILE ANCHOR PATCHED: replaces ANCHOR once; nothing to do when PATCHED is there
   local file=$pkg/$1 text
   text=$(<"$file")$'\\n'

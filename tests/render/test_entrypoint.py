@@ -375,3 +375,12 @@ def test_no_stray_environment(seed: Bundle, tmp_path: Path) -> None:
         "PROFILEGEN_PATCH_ROOT", "PROFILEGEN_PACKAGE_DIR",
     }  # fmt: skip
     assert os.environ.get("HF_TOKEN") is None or "HF_TOKEN" not in result.engine_env
+
+
+def test_patch_installers_never_see_the_api_key(seed: Bundle, tmp_path: Path) -> None:
+    result = seed.boot(tmp_path, {"API_KEY": "sk-installers-must-not-see-this"})
+    assert result.returncode == 0, result.stderr
+    assert result.engine_env is not None
+    assert result.engine_env["VLLM_API_KEY"] == "sk-installers-must-not-see-this"
+    assert result.installers(), "the seed runs its installers"
+    assert not (tmp_path / "saw-a-key.log").exists()
