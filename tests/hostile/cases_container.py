@@ -89,14 +89,20 @@ def _host_cases() -> list[Case]:
         # The trial's critical case: every command that renders or explains the profile.
         *(
             Case(
-                f"bash-env-never-runs-{'-'.join(args)}",
+                f"bash-env-never-runs-{'-'.join(a.strip('{}') for a in args)}",
                 setup=(marker_env("BASH_ENV"),),
                 args=args,
                 findings={"check": (bash_env,), "render": (alone,)}.get(args[0], ()),
                 code=0 if args[0] == "explain" else 1,
                 absent=(MARKER,),
             )
-            for args in (("check",), ("render", "tiny-chat"), ("explain", "tiny-chat"))
+            for args in (
+                ("check",),
+                ("render", "tiny-chat"),
+                ("render", "tiny-chat", "-o", "{out}"),
+                ("explain", "tiny-chat"),
+                ("explain", "tiny-chat", "--target", "k8s"),
+            )
         ),
         Case(
             "bash-env-never-runs-render-all",
