@@ -136,3 +136,27 @@ def test_no_import_circles_between_subpackages() -> None:
 def test_the_circle_finder_finds_a_circle() -> None:
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+def _kind_literals(node: ast.AST) -> list[str]:
+    """Engine-kind strings a comparison names (`kind == "vllm"`, `kind in ("vllm", …)`)."""
+    from profilegen.families import kinds
+
+    found = []
+    for part in [node.left, *node.comparators] if isinstance(node, ast.Compare) else []:
+        items = part.elts if isinstance(part, ast.Tuple | ast.List | ast.Set) else [part]
+        found += [i.value for i in items if isinstance(i, ast.Constant) and i.value in kinds()]
+    return found
+
+
+def test_engine_kinds_are_compared_only_in_their_families() -> None:
+    """A stage asks the family (`family(kind).single_process`, `.fit`, …) what to do; only
+    families/ knows which kind is which."""
+    wrong = []
+    for name, path in sorted(_modules().items()):
+        if _top(name) == "families":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            for kind in _kind_literals(node):
+                wrong.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno} compares {kind!r}")
+    assert not wrong, "\n".join(wrong)

@@ -19,7 +19,7 @@ pg_oneof SPLIT_MODE none layer row graph
 pg_tunable TENSOR_SPLIT word 1,1
 pg_ranges
 # Speculative decoding: SPEC_N sets the draft width, SPEC=off forces 0 (see helpers.sh).
-pg_spec_width 5 8
+pg_spec_width SPEC_N 5 8
 
 pg_pre_args=()
 # API key: API_KEY_FILE (a file in the container, such as a mounted secret) or else API_KEY.
@@ -36,7 +36,7 @@ unset pg_api_key
 pg_spec_args=()
 if ((SPEC_N > 0)); then
   pg_spec_method=dspark
-  pg_say "speculative decoding: $pg_spec_method, width $SPEC_N"
+  pg_say "speculative decoding: $pg_spec_method, width ${SPEC_N}"
   pg_draft_file=/models/deepseek-v4-flash-0731-gguf/dspark/dspark-DeepSeek-V4-Flash-0731-Q8_0.gguf
   [[ -e $pg_draft_file ]] || pg_die 1 "the drafter's file $pg_draft_file is not in the model folder (download it, or SPEC=off); refusing to boot"
   pg_spec_args+=(--spec-type draft-dspark)

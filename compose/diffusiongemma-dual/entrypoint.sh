@@ -27,18 +27,18 @@ pg_ranges
 
 # Hardware guard (NVIDIA GeForce RTX 3090, sm 8.6): which KV dtypes each attention backend takes.
 pg_gpu_name='NVIDIA GeForce RTX 3090'
-case $ATTN_BACKEND in
+case ${ATTN_BACKEND} in
   FLASH_ATTN) pg_kv_ok=(auto bfloat16 float16) ;;
   FLASHINFER) pg_kv_ok=(auto bfloat16 float16 fp8 fp8_e4m3 fp8_e5m2) ;;
   TRITON_ATTN) pg_kv_ok=(auto bfloat16 float16 fp8 fp8_e4m3 fp8_e5m2) ;;
   *) pg_kv_ok=() ;;
 esac
-if ((${#pg_kv_ok[@]})) && [[ " ${pg_kv_ok[*]} " != *" $KV_CACHE_DTYPE "* ]]; then
-  pg_die 2 "KV_CACHE_DTYPE=$KV_CACHE_DTYPE is not accepted by $ATTN_BACKEND on $pg_gpu_name (takes: ${pg_kv_ok[*]}); refusing to boot"
+if ((${#pg_kv_ok[@]})) && [[ " ${pg_kv_ok[*]} " != *" ${KV_CACHE_DTYPE} "* ]]; then
+  pg_die 2 "KV_CACHE_DTYPE=${KV_CACHE_DTYPE} is not accepted by ${ATTN_BACKEND} on $pg_gpu_name (takes: ${pg_kv_ok[*]}); refusing to boot"
 fi
 pg_pre_args=()
 # NVLink (or PCIe peer-to-peer), forced or detected at boot; without it custom all-reduce is off.
-pg_nvlink_setup
+pg_nvlink_setup NVLINK_MODE
 [[ $pg_nvlink == 1 ]] || pg_pre_args+=(--disable-custom-all-reduce)
 # API key: API_KEY_FILE (a file in the container, such as a mounted secret) or else API_KEY.
 # It reaches the engine as VLLM_API_KEY, exported only as the engine starts, never on its command line or in a log.

@@ -28,7 +28,7 @@ pg_tunable REPEAT_PENALTY float 1.0
 pg_range REPEAT_PENALTY gt 0 - 0 '> 0'
 pg_ranges
 # Speculative decoding: SPEC_N sets the draft width, SPEC=off forces 0 (see helpers.sh).
-pg_spec_width 4 8
+pg_spec_width SPEC_N 4 8
 
 pg_pre_args=()
 # API key: API_KEY_FILE (a file in the container, such as a mounted secret) or else API_KEY.
@@ -53,7 +53,7 @@ export PYTHONPATH=/etc/club3090/g4patch:${PYTHONPATH-}
 pg_spec_args=()
 if ((SPEC_N > 0)); then
   pg_spec_method=draft_model
-  pg_say "speculative decoding: $pg_spec_method, width $SPEC_N"
+  pg_say "speculative decoding: $pg_spec_method, width ${SPEC_N}"
   pg_spec_args+=(--speculative-config '{"model":"/root/.cache/huggingface/gemma-4-12b-it-assistant","num_speculative_tokens":'"${SPEC_N}"'}')
 else
   pg_say "speculative decoding: off"

@@ -36,7 +36,7 @@ pg_ranges
 
 pg_pre_args=()
 # NVLink (or PCIe peer-to-peer), forced or detected at boot; without it custom all-reduce is off.
-pg_nvlink_setup
+pg_nvlink_setup NVLINK_MODE
 [[ $pg_nvlink == 1 ]] || pg_pre_args+=(--disable-custom-all-reduce)
 # API key: API_KEY_FILE (a file in the container, such as a mounted secret) or else API_KEY.
 # It reaches the engine as VLLM_API_KEY, exported only as the engine starts, never on its command line or in a log.

@@ -49,7 +49,7 @@ case ${REASONING,,} in
   1 | true | yes | on) pg_reasoning=on ;;
   0 | false | no | off) pg_reasoning=off ;;
   auto) pg_reasoning=auto ;;
-  *) pg_die 1 "REASONING must be on, off or auto, got '$REASONING'" ;;
+  *) pg_die 1 "REASONING must be on, off or auto, got '${REASONING}'" ;;
 esac
 
 pg_args=(

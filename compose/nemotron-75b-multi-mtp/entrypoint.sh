@@ -30,11 +30,11 @@ pg_tunable NVLINK_MODE word auto
 pg_oneof NVLINK_MODE auto force_off force_on pcie_p2p
 pg_ranges
 # Speculative decoding: SPEC_N sets the draft width, SPEC=off forces 0 (see helpers.sh).
-pg_spec_width 3 8
+pg_spec_width SPEC_N 3 8
 
 pg_pre_args=()
 # NVLink (or PCIe peer-to-peer), forced or detected at boot; without it custom all-reduce is off.
-pg_nvlink_setup
+pg_nvlink_setup NVLINK_MODE
 [[ $pg_nvlink == 1 ]] || pg_pre_args+=(--disable-custom-all-reduce)
 # API key: API_KEY_FILE (a file in the container, such as a mounted secret) or else API_KEY.
 # It reaches the engine as VLLM_API_KEY, exported only as the engine starts, never on its command line or in a log.
@@ -48,7 +48,7 @@ unset pg_api_key
 pg_spec_args=()
 if ((SPEC_N > 0)); then
   pg_spec_method=mtp
-  pg_say "speculative decoding: $pg_spec_method, width $SPEC_N"
+  pg_say "speculative decoding: $pg_spec_method, width ${SPEC_N}"
   pg_spec_args+=(--speculative-config '{"method":"mtp","num_speculative_tokens":'"${SPEC_N}"'}')
 else
   pg_say "speculative decoding: off"

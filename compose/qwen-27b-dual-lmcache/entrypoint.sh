@@ -28,11 +28,11 @@ pg_range LMCACHE_L1_GB gt 0 - 0 '> 0'
 pg_tunable LMCACHE_L2 bool false
 pg_ranges
 # Speculative decoding: SPEC_N sets the draft width, SPEC=off forces 0 (see helpers.sh).
-pg_spec_width 3 8
+pg_spec_width SPEC_N 3 8
 
 pg_pre_args=()
 # NVLink (or PCIe peer-to-peer), forced or detected at boot; without it custom all-reduce is off.
-pg_nvlink_setup
+pg_nvlink_setup NVLINK_MODE
 [[ $pg_nvlink == 1 ]] || pg_pre_args+=(--disable-custom-all-reduce)
 # API key: API_KEY_FILE (a file in the container, such as a mounted secret) or else API_KEY.
 # It reaches the engine as VLLM_API_KEY, exported only as the engine starts, never on its command line or in a log.
@@ -47,7 +47,7 @@ unset pg_api_key
 # segments, so the allocator setting the PCIe path exports is dropped.
 [[ ${pg_nvlink:-0} == 1 ]] || unset PYTORCH_CUDA_ALLOC_CONF
 pg_lmcache_args=(--chunk-size "${LMCACHE_CHUNK_SIZE}" --l1-size-gb "${LMCACHE_L1_GB}" --eviction-policy LRU)
-if [[ $LMCACHE_L2 == true ]]; then
+if [[ ${LMCACHE_L2} == true ]]; then
   pg_lmcache_args+=(--l2-adapter '{"type":"fs","base_path":"/lmcache-kv"}')
 fi
 pg_say "LMCache server: chunk ${LMCACHE_CHUNK_SIZE} tokens, L1 ${LMCACHE_L1_GB} GB"
@@ -63,7 +63,7 @@ pg_verify '' /etc/qwen-froggeric-chat-template.jinja d203f3342d8a7f8474dd55563ee
 pg_spec_args=()
 if ((SPEC_N > 0)); then
   pg_spec_method=mtp
-  pg_say "speculative decoding: $pg_spec_method, width $SPEC_N"
+  pg_say "speculative decoding: $pg_spec_method, width ${SPEC_N}"
   pg_spec_args+=(--speculative-config '{"method":"mtp","num_speculative_tokens":'"${SPEC_N}"'}')
 else
   pg_say "speculative decoding: off"

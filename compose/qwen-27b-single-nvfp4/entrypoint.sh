@@ -31,7 +31,7 @@ pg_tunable REPEAT_PENALTY float 1.0
 pg_range REPEAT_PENALTY gt 0 - 0 '> 0'
 pg_ranges
 # Speculative decoding: SPEC_N sets the draft width, SPEC=off forces 0 (see helpers.sh).
-pg_spec_width 3 8
+pg_spec_width SPEC_N 3 8
 
 pg_pre_args=()
 # API key: API_KEY_FILE (a file in the container, such as a mounted secret) or else API_KEY.
@@ -52,7 +52,7 @@ pg_verify '' /etc/qwen-froggeric-chat-template.jinja d203f3342d8a7f8474dd55563ee
 pg_spec_args=()
 if ((SPEC_N > 0)); then
   pg_spec_method=mtp
-  pg_say "speculative decoding: $pg_spec_method, width $SPEC_N"
+  pg_say "speculative decoding: $pg_spec_method, width ${SPEC_N}"
   pg_spec_args+=(--speculative-config '{"method":"mtp","num_speculative_tokens":'"${SPEC_N}"'}')
 else
   pg_say "speculative decoding: off"

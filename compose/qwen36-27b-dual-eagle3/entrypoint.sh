@@ -22,18 +22,18 @@ pg_oneof NVLINK_MODE auto force_off force_on pcie_p2p
 pg_tunable CUDA_VISIBLE_DEVICES word 0,1
 pg_ranges
 # Speculative decoding: SPEC_N sets the draft width, SPEC=off forces 0 (see helpers.sh).
-pg_spec_width 3 8
+pg_spec_width SPEC_N 3 8
 
 pg_pre_args=()
 # NVLink (or PCIe peer-to-peer), forced or detected at boot; without it custom all-reduce is off.
-pg_nvlink_setup
+pg_nvlink_setup NVLINK_MODE
 [[ $pg_nvlink == 1 ]] || pg_pre_args+=(--disable-custom-all-reduce)
 # API key: API_KEY_FILE (a file in the container, such as a mounted secret) or else API_KEY.
 # It reaches the engine, never on its command line or in a log.
 pg_read_api_key
 if [[ -n $pg_api_key ]]; then
-  pg_engine_kind=sglang
-  pg_die 2 "$pg_engine_kind takes an API key only on its command line, where every process on the host can read it; leave API_KEY unset and put the gateway (with LITELLM_MASTER_KEY) in front of it"
+  pg_engine_label=SGLang
+  pg_die 2 "$pg_engine_label takes an API key only on its command line, where every process on the host can read it; leave API_KEY unset and put the gateway (with LITELLM_MASTER_KEY) in front of it"
   pg_say "API key: required of every request"
 fi
 unset pg_api_key
@@ -41,7 +41,7 @@ unset pg_api_key
 pg_spec_args=()
 if ((SPEC_N > 0)); then
   pg_spec_method=eagle3
-  pg_say "speculative decoding: $pg_spec_method, width $SPEC_N"
+  pg_say "speculative decoding: $pg_spec_method, width ${SPEC_N}"
   # Chain drafting verifies SPEC_N draft tokens together with the root token.
   pg_draft_tokens=$((SPEC_N + 1))
   pg_spec_args+=(--speculative-algorithm EAGLE3)

@@ -30,7 +30,7 @@ pg_tunable REPEAT_PENALTY float 1.0
 pg_range REPEAT_PENALTY gt 0 - 0 '> 0'
 pg_ranges
 # Speculative decoding: SPEC_N sets the draft width, SPEC=off forces 0 (see helpers.sh).
-pg_spec_width 2 8
+pg_spec_width SPEC_N 2 8
 
 pg_pre_args=()
 # API key: API_KEY_FILE (a file in the container, such as a mounted secret) or else API_KEY.
@@ -47,7 +47,7 @@ unset pg_api_key
 pg_spec_args=()
 if ((SPEC_N > 0)); then
   pg_spec_method=mtp
-  pg_say "speculative decoding: $pg_spec_method, width $SPEC_N"
+  pg_say "speculative decoding: $pg_spec_method, width ${SPEC_N}"
   pg_spec_args+=(--spec-type draft-mtp)
   pg_spec_args+=(--spec-draft-n-max "${SPEC_N}")
 else
@@ -58,7 +58,7 @@ case ${REASONING,,} in
   1 | true | yes | on) pg_reasoning=on ;;
   0 | false | no | off) pg_reasoning=off ;;
   auto) pg_reasoning=auto ;;
-  *) pg_die 1 "REASONING must be on, off or auto, got '$REASONING'" ;;
+  *) pg_die 1 "REASONING must be on, off or auto, got '${REASONING}'" ;;
 esac
 
 pg_args=(

@@ -59,26 +59,28 @@ pg_oneof() {
   pg_die 1 "$name must be one of: $*; got '$value'"
 }
 
-# Speculative decoding: SPEC_N sets the draft width (DEFAULT when unset), SPEC=off forces 0,
-# and anything else is an error rather than a silent choice: a non-integer SPEC_N, a width
-# above the drafter's MAXIMUM, or a SPEC that is neither off nor on.
+# Speculative decoding: pg_spec_width NAME DEFAULT MAXIMUM. NAME (SPEC_N) sets the draft
+# width (DEFAULT when unset), SPEC=off forces 0, and anything else is an error rather than a
+# silent choice: a width that is not a whole number or exceeds the drafter's MAXIMUM, or a
+# SPEC that is neither off nor on.
 pg_spec_width() {
-  local default=$1 maximum=$2
-  [[ -n ${SPEC_N-} ]] || SPEC_N=$default
+  local name=$1 default=$2 maximum=$3 width
+  width=${!name-}
+  [[ -n $width ]] || width=$default
   case ${SPEC-} in
-    off | OFF | Off | false | no | 0) SPEC_N=0 ;;
+    off | OFF | Off | false | no | 0) width=0 ;;
     '' | on | ON | On | true | yes | 1) ;;
     *) pg_die 1 "SPEC must be off (or on, or unset), got '$SPEC'" ;;
   esac
-  [[ $SPEC_N =~ ^[0-9]+$ ]] || pg_die 1 "SPEC_N must be a whole number, got '$SPEC_N'"
-  SPEC_N=$((10#$SPEC_N))
-  ((SPEC_N <= maximum)) || pg_die 1 "SPEC_N=$SPEC_N exceeds the drafter's maximum of $maximum"
+  [[ $width =~ ^[0-9]+$ ]] || pg_die 1 "$name must be a whole number, got '$width'"
+  printf -v "$name" '%d' "$((10#$width))"
+  ((${!name} <= maximum)) || pg_die 1 "$name=${!name} exceeds the drafter's maximum of $maximum"
 }
 
-# A rig's policy: GPU_MEMORY_UTILIZATION may not exceed MAXIMUM on RIG.
+# A rig's policy: pg_max_utilization NAME MAXIMUM RIG (NAME holds the memory utilization).
 pg_max_utilization() {
-  awk -v u="$GPU_MEMORY_UTILIZATION" -v max="$1" 'BEGIN { exit !(u <= max) }' ||
-    pg_die 2 "GPU_MEMORY_UTILIZATION=$GPU_MEMORY_UTILIZATION exceeds $1 on rig $2; refusing to boot"
+  awk -v u="${!1}" -v max="$2" 'BEGIN { exit !(u <= max) }' ||
+    pg_die 2 "$1=${!1} exceeds $2 on rig $3; refusing to boot"
 }
 
 # NVLink (or PCIe peer-to-peer) for NVLINK_MODE, forced or detected at boot: sets pg_nvlink
@@ -94,11 +96,12 @@ pg_p2p_ok() {
   done < <(nvidia-smi topo -p2p r 2>/dev/null)
   ((rows > 1))
 }
+# pg_nvlink_setup NAME: NAME holds the mode (auto, force_on, force_off or pcie_p2p).
 pg_nvlink_setup() {
   local gpus topo nv part parts alloc
   pg_nvlink=0
   pg_p2p_level=NVL
-  case $NVLINK_MODE in
+  case ${!1} in
     force_on) pg_nvlink=1 ;;
     force_off) ;;
     pcie_p2p) pg_nvlink=1 pg_p2p_level=${NCCL_P2P_LEVEL:-PHB} ;;
@@ -115,7 +118,7 @@ pg_nvlink_setup() {
           pg_nvlink=1 pg_p2p_level=${NCCL_P2P_LEVEL:-PHB}
         fi
       fi ;;
-    *) pg_die 1 "NVLINK_MODE must be auto, force_on, force_off or pcie_p2p, got '$NVLINK_MODE'" ;;
+    *) pg_die 1 "$1 must be auto, force_on, force_off or pcie_p2p, got '${!1}'" ;;
   esac
   if [[ $pg_nvlink == 1 ]]; then
     pg_say "NVLink/peer-to-peer: on (NCCL_P2P_LEVEL=$pg_p2p_level)"

@@ -44,24 +44,24 @@ pg_tunable NVLINK_MODE word force_off
 pg_oneof NVLINK_MODE auto force_off force_on pcie_p2p
 pg_ranges
 # Speculative decoding: SPEC_N sets the draft width, SPEC=off forces 0 (see helpers.sh).
-pg_spec_width 15 15
+pg_spec_width SPEC_N 15 15
 
 # Rig guard (2x3090-pcie-x16x4-wsl2): util 0.90 OOMs under soak on this rig because one card also drives the desktop
-pg_max_utilization 0.85 2x3090-pcie-x16x4-wsl2
+pg_max_utilization GPU_MEMORY_UTILIZATION 0.85 2x3090-pcie-x16x4-wsl2
 # Hardware guard (NVIDIA GeForce RTX 3090, sm 8.6): which KV dtypes each attention backend takes.
 pg_gpu_name='NVIDIA GeForce RTX 3090'
-case $ATTN_BACKEND in
+case ${ATTN_BACKEND} in
   FLASH_ATTN) pg_kv_ok=(auto bfloat16 float16) ;;
   FLASHINFER) pg_kv_ok=(auto bfloat16 float16 fp8 fp8_e4m3 fp8_e5m2) ;;
   TRITON_ATTN) pg_kv_ok=(auto bfloat16 float16 fp8 fp8_e4m3 fp8_e5m2) ;;
   *) pg_kv_ok=() ;;
 esac
-if ((${#pg_kv_ok[@]})) && [[ " ${pg_kv_ok[*]} " != *" $KV_CACHE_DTYPE "* ]]; then
-  pg_die 2 "KV_CACHE_DTYPE=$KV_CACHE_DTYPE is not accepted by $ATTN_BACKEND on $pg_gpu_name (takes: ${pg_kv_ok[*]}); refusing to boot"
+if ((${#pg_kv_ok[@]})) && [[ " ${pg_kv_ok[*]} " != *" ${KV_CACHE_DTYPE} "* ]]; then
+  pg_die 2 "KV_CACHE_DTYPE=${KV_CACHE_DTYPE} is not accepted by ${ATTN_BACKEND} on $pg_gpu_name (takes: ${pg_kv_ok[*]}); refusing to boot"
 fi
 pg_pre_args=()
 # NVLink (or PCIe peer-to-peer), forced or detected at boot.
-pg_nvlink_setup
+pg_nvlink_setup NVLINK_MODE
 # Custom all-reduce is always off for this profile.
 pg_pre_args+=(--disable-custom-all-reduce)
 # API key: API_KEY_FILE (a file in the container, such as a mounted secret) or else API_KEY.
@@ -102,7 +102,7 @@ pg_script wsl-uva install.sh bash 1 v1/worker/gpu/buffer_utils.py 'self.has_uva 
 pg_spec_args=()
 if ((SPEC_N > 0)); then
   pg_spec_method=dflash
-  pg_say "speculative decoding: $pg_spec_method, width $SPEC_N"
+  pg_say "speculative decoding: $pg_spec_method, width ${SPEC_N}"
   pg_spec_args+=(--speculative-config '{"method":"dflash","model":"/root/.cache/huggingface/qwen3.8-27b-dflash2-w4a16","num_speculative_tokens":'"${SPEC_N}"'}')
 else
   pg_say "speculative decoding: off"

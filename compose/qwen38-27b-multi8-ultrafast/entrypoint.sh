@@ -23,17 +23,17 @@ pg_oneof KV_CACHE_DTYPE auto bfloat16 float16 fp8 fp8_e4m3 fp8_e5m2 int8_per_tok
 pg_tunable ATTN_BACKEND word FLASH_ATTN
 pg_tunable ENABLE_THINKING bool false
 pg_tunable REASONING_EFFORT word low
-[[ $ENABLE_THINKING != true || -n ${TEMP-} ]] || TEMP=1.0
+[[ ${ENABLE_THINKING} != true || -n ${TEMP-} ]] || TEMP=1.0
 pg_tunable TEMP float 0.7
 pg_range TEMP ge 0 - 0 '>= 0'
-[[ $ENABLE_THINKING != true || -n ${TOP_P-} ]] || TOP_P=0.95
+[[ ${ENABLE_THINKING} != true || -n ${TOP_P-} ]] || TOP_P=0.95
 pg_tunable TOP_P float 0.8
 pg_range TOP_P gt 0 le 1 '> 0 and <= 1'
 pg_tunable TOP_K int 20
 pg_range TOP_K ge -1 - 0 '>= -1'
 pg_tunable MIN_P float 0.0
 pg_range MIN_P ge 0 le 1 '>= 0 and <= 1'
-[[ $ENABLE_THINKING != true || -n ${PRESENCE_PENALTY-} ]] || PRESENCE_PENALTY=0.0
+[[ ${ENABLE_THINKING} != true || -n ${PRESENCE_PENALTY-} ]] || PRESENCE_PENALTY=0.0
 pg_tunable PRESENCE_PENALTY float 1.5
 pg_range PRESENCE_PENALTY ge -2 le 2 '>= -2 and <= 2'
 pg_tunable NVLINK_MODE word auto
@@ -41,22 +41,22 @@ pg_oneof NVLINK_MODE auto force_off force_on pcie_p2p
 pg_tunable W4A8 bool 0
 pg_ranges
 # Speculative decoding: SPEC_N sets the draft width, SPEC=off forces 0 (see helpers.sh).
-pg_spec_width 7 15
+pg_spec_width SPEC_N 7 15
 
 # Hardware guard (NVIDIA GeForce RTX 3090, sm 8.6): which KV dtypes each attention backend takes.
 pg_gpu_name='NVIDIA GeForce RTX 3090'
-case $ATTN_BACKEND in
+case ${ATTN_BACKEND} in
   FLASH_ATTN) pg_kv_ok=(auto bfloat16 float16) ;;
   FLASHINFER) pg_kv_ok=(auto bfloat16 float16 fp8 fp8_e4m3 fp8_e5m2) ;;
   TRITON_ATTN) pg_kv_ok=(auto bfloat16 float16 fp8 fp8_e4m3 fp8_e5m2) ;;
   *) pg_kv_ok=() ;;
 esac
-if ((${#pg_kv_ok[@]})) && [[ " ${pg_kv_ok[*]} " != *" $KV_CACHE_DTYPE "* ]]; then
-  pg_die 2 "KV_CACHE_DTYPE=$KV_CACHE_DTYPE is not accepted by $ATTN_BACKEND on $pg_gpu_name (takes: ${pg_kv_ok[*]}); refusing to boot"
+if ((${#pg_kv_ok[@]})) && [[ " ${pg_kv_ok[*]} " != *" ${KV_CACHE_DTYPE} "* ]]; then
+  pg_die 2 "KV_CACHE_DTYPE=${KV_CACHE_DTYPE} is not accepted by ${ATTN_BACKEND} on $pg_gpu_name (takes: ${pg_kv_ok[*]}); refusing to boot"
 fi
 pg_pre_args=()
 # NVLink (or PCIe peer-to-peer), forced or detected at boot; without it custom all-reduce is off.
-pg_nvlink_setup
+pg_nvlink_setup NVLINK_MODE
 [[ $pg_nvlink == 1 ]] || pg_pre_args+=(--disable-custom-all-reduce)
 # API key: API_KEY_FILE (a file in the container, such as a mounted secret) or else API_KEY.
 # It reaches the engine as VLLM_API_KEY, exported only as the engine starts, never on its command line or in a log.
@@ -100,7 +100,7 @@ pg_script dflash2 install.sh bash 1 '' ''
 pg_spec_args=()
 if ((SPEC_N > 0)); then
   pg_spec_method=dflash
-  pg_say "speculative decoding: $pg_spec_method, width $SPEC_N"
+  pg_say "speculative decoding: $pg_spec_method, width ${SPEC_N}"
   pg_spec_args+=(--speculative-config '{"method":"dflash","model":"/root/.cache/huggingface/qwen3.8-27b-dflash2-w4a16","num_speculative_tokens":'"${SPEC_N}"'}')
 else
   pg_say "speculative decoding: off"

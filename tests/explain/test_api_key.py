@@ -84,7 +84,7 @@ def test_sglang_refuses_a_key_it_could_only_take_on_its_command_line(registry: R
     e = run(registry, SGLANG, API_KEY=KEY)
     assert not e.launched and e.exit_code == 2
     assert e.message is not None and e.message.startswith(
-        "sglang takes an API key only on its command line"
+        "SGLang takes an API key only on its command line"
     )
     assert KEY not in everything_shown(e)
     assert run(registry, SGLANG).launched

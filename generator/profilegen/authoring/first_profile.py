@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ProfilegenError, UsageError, suggest
+from ..families import family, fit_model, kinds
 from ..fit.inputs import FitError
 from ..fit.predict import FitOptions, FitResult, fit_profile, read_lock_or_none
 from ..model import Profile
@@ -23,12 +24,6 @@ from ..registry import Registry
 
 CONTEXT_STEP = 1024
 SMALLEST_CONTEXT = 4096
-# Most compact first; None is the engine's default (the model's dtype, f16 for llama.cpp).
-KV_CHOICES: dict[str, tuple[str | None, ...]] = {
-    "vllm": ("fp8_e4m3", "fp8", None),
-    "llama.cpp": ("q8_0", None),
-    "sglang": (None,),
-}
 VLLM_UTIL = 0.9
 PORT_NEAR = 8000
 TODO_TITLE = "TODO: one line saying what this profile is for"
@@ -58,7 +53,7 @@ def _weights(model: Model, asked: str | None, engine: Engine | None) -> str:
         _pick(mains, asked, f"weights variant of {model.id}")
         return asked
     if engine is not None:
-        gguf = engine.kind == "llama.cpp"
+        gguf = family(engine.kind).weights_format == "gguf"
         mains = {k: a for k, a in mains.items() if (a.format == "gguf") == gguf}
     if len(mains) == 1:
         return next(iter(mains))
@@ -81,7 +76,7 @@ def default_engine(registry: Registry, kind: str) -> Engine:
 
 def _tp(registry: Registry, model: Model, engine: Engine, rig_count: int) -> int:
     arch = model.architecture
-    if engine.kind == "llama.cpp":
+    if family(engine.kind).single_process:
         return rig_count
     heads, kv = arch.num_attention_heads, arch.num_kv_heads
     return max(
@@ -95,13 +90,14 @@ def _kv_choice(registry: Registry, engine: Engine, rig_gpu: str) -> tuple[str | 
     backends = gpu.kv_dtypes_by_backend
     default_backend = next(iter(backends), None)
     refused: list[str] = []
-    for choice in KV_CHOICES.get(engine.kind, (None,)):
+    kin = family(engine.kind)
+    for choice in kin.first_kv_dtypes:
         if choice is None:
             break
         if engine.kv_cache_dtypes and choice not in engine.kv_cache_dtypes:
             continue
         takes = backends[default_backend] if default_backend is not None else [choice]
-        if engine.kind == "vllm" and choice not in takes:
+        if kin.kv_by_attention_backend and choice not in takes:
             refused.append(choice)
             continue
         return choice, f"the most compact KV dtype {engine.id} and {gpu.name} take"
@@ -123,12 +119,14 @@ def _base(
     env["max_model_len"] = min(model.architecture.max_position_embeddings, SMALLEST_CONTEXT)
     env["max_num_seqs"] = 1
     serve: dict[str, Any] = {}
-    if engine.kind == "vllm":
+    kin = family(engine.kind)
+    if kin.fit == "pool":
         cap = rig.policy.max_gpu_memory_utilization
         env["gpu_memory_utilization"] = min(VLLM_UTIL, cap) if cap else VLLM_UTIL
-    if engine.kind == "llama.cpp":
-        env.update({"gpu_layers": 999, "flash_attn": True})
-        serve.update({"served_names": [model.served_name], "jinja": True})
+    env.update(kin.first_envelope)
+    serve.update(kin.first_serve)
+    if kin.default_served == "weights-path":  # it would answer to a file path: name it
+        serve["served_names"] = [model.served_name]
     if model.sampling is not None:
         serve["sampler"] = model.sampling.model_dump(exclude_none=True)
     data: dict[str, Any] = {
@@ -142,7 +140,7 @@ def _base(
         "envelope": env,
     }
     projector = next((k for k, a in model.artifacts.items() if a.kind == "mmproj"), None)
-    if engine.kind == "llama.cpp" and projector is not None:
+    if kin.weights_format == "gguf" and projector is not None:
         data["mmproj"] = projector
     if serve:
         data["serve"] = serve
@@ -213,7 +211,8 @@ def propose(
     engine = _pick(registry.engines, opts.engine, "engine") if opts.engine else None
     variant = _weights(model, opts.weights, engine)
     if engine is None:
-        kind = "llama.cpp" if model.artifacts[variant].format == "gguf" else "vllm"
+        fmt = "gguf" if model.artifacts[variant].format == "gguf" else "safetensors"
+        kind = next(k for k in kinds() if family(k).weights_format == fmt)
         engine = default_engine(registry, kind)
     data = _base(registry, model, variant, engine, opts.rig)
     given = {".".join(parts) for parts, _value in sets}
@@ -231,7 +230,7 @@ def propose(
         reasons.append(f"kv_cache_dtype {kv or 'unset'}: {why}")
     if "envelope.max_model_len" in given:
         return Proposal(data, reasons, None)
-    if engine.kind not in ("vllm", "llama.cpp"):
+    if fit_model(engine.kind) not in ("pool", "layer-split"):
         reasons.append(
             f"max_model_len {data['envelope']['max_model_len']:,}: fit does not model {engine.kind}"
         )

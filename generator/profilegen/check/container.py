@@ -6,13 +6,16 @@ the explain rule leaves a profile with such a mistake alone (one mistake, one fi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from posixpath import normpath
+from typing import Any
 
 from ..errors import Finding, Severity
 from ..model import Profile
 from ..registry import Registry
 from ..render import Rendered
+from ..render.context import Context
 from ..render.reserved import entrypoint_names, why_reserved
 from ..render.targets.compose import SCRIPT_DIR
 
@@ -88,4 +91,47 @@ def mount_findings(registry: Registry, rendered: Rendered) -> Iterator[Finding]:
 
 
 def container_findings(registry: Registry, rendered: Rendered) -> list[Finding]:
-    return [*env_findings(registry, rendered), *mount_findings(registry, rendered)]
+    tunables = list(Context(registry, registry.profiles[rendered.profile_id]).tunables.values())
+    return [
+        *env_findings(registry, rendered),
+        *mount_findings(registry, rendered),
+        *tunable_findings(registry, rendered, tunables),
+    ]
+
+
+def _used(name: str, script: str) -> bool:
+    """Whether the script uses NAME beyond declaring and checking it."""
+    word = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
+    declared = re.compile(rf"^\s*(pg_tunable|pg_range|pg_oneof) {re.escape(name)}\b")
+    thinking = re.compile(rf"\|\| {re.escape(name)}=")
+    for line in script.splitlines():
+        if line.lstrip().startswith("#") or declared.match(line) or thinking.search(line):
+            continue
+        if word.search(line):
+            return True
+    return False
+
+
+def tunable_findings(
+    registry: Registry, rendered: Rendered, tunables: list[Any]
+) -> Iterator[Finding]:
+    """A tunable that overrides a registry fact but never reaches the engine's command line
+    (or the entrypoint step that reads it): overriding it would change nothing."""
+    profile = registry.profiles[rendered.profile_id]
+    script = rendered.script
+    for tunable in tunables:
+        if tunable.scope != "container" or tunable.field is None or tunable.reaches != "argv":
+            continue
+        if _used(tunable.env, script):
+            continue
+        field = tunable.field.removeprefix("profile.")
+        names = [t.env for t in registry.engines[profile.engine].tunables]
+        at = ("tunables", names.index(tunable.env), "env") if tunable.env in names else ()
+        yield Finding(
+            registry.where("engines", profile.engine, at),
+            f"tunable {tunable.env} (overrides {field}) never reaches the engine of "
+            f"{profile.id}: its command line takes {field} from another variable or not at all",
+            "name the tunable the way the engine's dialect reads the fact, or drop it",
+            "tunable-unused",
+            Severity.ERROR,
+        )

@@ -82,20 +82,18 @@ def collect(opts: CheckOptions) -> list[Finding]:
     return findings
 
 
-# Rules about the generated tree (compose/, docs/) rather than the registry itself.
-GENERATED_RULES = frozenset(
-    {"disk-missing", "disk-stale", "disk-orphan", "docs-stale", "patch-mount"}
-)
+def rules_of_kind(kind: str) -> frozenset[str]:
+    """The ids of the rules of one kind (`generated`: about compose/ and docs/, not the
+    registry; `wording`: TODO placeholders, which fail `check` but leave a render sound)."""
+    from .rules import load_rules
 
-
-# Rules about wording (TODO placeholders): they fail `check`, but a render is still sound.
-WORDING_RULES = frozenset({"placeholder"})
+    return frozenset(r.id for r in load_rules() if r.kind == kind)
 
 
 def stops_render(finding: Finding) -> bool:
     """An error that makes `render` refuse: any but those about the generated tree or wording."""
-    return (
-        finding.severity is Severity.ERROR and finding.rule not in GENERATED_RULES | WORDING_RULES
+    return finding.severity is Severity.ERROR and finding.rule not in (
+        rules_of_kind("generated") | rules_of_kind("wording")
     )
 
 
@@ -103,7 +101,8 @@ def _errors_first(findings: list[Finding]) -> list[Finding]:
     """While the registry has errors that stop `render`, the generated tree is stale by
     design, and saying so would bury the errors to fix first."""
     if any(stops_render(f) for f in findings):
-        return [f for f in findings if f.rule not in GENERATED_RULES]
+        generated = rules_of_kind("generated")
+        return [f for f in findings if f.rule not in generated]
     return findings
 
 

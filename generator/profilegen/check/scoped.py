@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 from ..errors import Finding
 from ..registry import Registry
-from .driver import GENERATED_RULES, run_rules, stops_render
+from .driver import rules_of_kind, run_rules, stops_render
 from .rules import CheckContext
 
 
@@ -24,7 +24,7 @@ def profile_findings(
     context = CheckContext(registry, focus=wanted)
     return [
         f
-        for f in run_rules(context, skip=GENERATED_RULES | skip)
+        for f in run_rules(context, skip=rules_of_kind("generated") | skip)
         if f.location.file in files or wanted & set(f.location.inherited_by)
     ]
 

@@ -2,5 +2,5 @@
 
 Owns: generated Markdown (docs/CATALOG.md and the per-model benchmark pages), the `list` and
 `artifacts` tables, the resolved profile of `show`, CHANGELOG drafts.
-May import: `errors`, `resources`, `model`, `registry`, `hub`, `fit`, `render`.
+May import: `errors`, `families`, `resources`, `model`, `registry`, `hub`, `fit`, `render`.
 """

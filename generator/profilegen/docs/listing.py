@@ -9,8 +9,9 @@ from typing import Any
 import click
 
 from ..errors import ProfilegenError, UsageError
+from ..families import fit_model
 from ..fit.detect import detect_rig
-from ..fit.predict import MODELLED_ENGINES, FitOptions, find_rig, fit_profile, read_lock_or_none
+from ..fit.predict import FitOptions, find_rig, fit_profile, read_lock_or_none
 from ..hub.lock import Lock
 from ..model import Profile, Rig
 from ..registry import Registry
@@ -68,7 +69,7 @@ def _list_rig(registry: Registry, opts: ListOptions) -> Rig | None:
 def _fit_view(
     registry: Registry, profile: Profile, rig: Rig, lock: Lock | None
 ) -> dict[str, Any] | None:
-    if registry.engines[profile.engine].kind not in MODELLED_ENGINES:
+    if fit_model(registry.engines[profile.engine].kind) is None:
         return None
     try:
         r = fit_profile(registry, profile, FitOptions(), rig=rig, lock=lock)

@@ -3,5 +3,5 @@
 Owns: Compose interpolation (as `docker compose` does it), running the rendered entrypoint
 under bash with stub engines and a stub `nvidia-smi` (each run remembered), the fixed scenario
 set, and reports.
-May import: `errors`, `resources`, `write`, `cache`, `model`, `registry`, `render`, `sandbox`.
+May import: `errors`, `families`, `resources`, `write`, `cache`, `model`, `registry`, `render`, `sandbox`.
 """

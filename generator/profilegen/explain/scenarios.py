@@ -7,28 +7,23 @@ from ..registry import Registry
 from ..render import Rendered
 from .core import Scenario, known_variables
 
-ALL = ("vllm", "llama.cpp", "sglang")
-SERVERS = ("vllm", "sglang")
-# (engines, host environment): the defaults, the drafter switch, an envelope override, NVLink,
-# a value a guard refuses, and a malformed draft width.
-SCENARIOS: tuple[tuple[tuple[str, ...], tuple[tuple[str, str], ...]], ...] = (
-    (ALL, ()),
-    (ALL, (("SPEC", "off"),)),
-    (ALL, (("SPEC_N", "3"),)),
-    (SERVERS, (("MAX_MODEL_LEN", "131072"), ("GPU_MEMORY_UTILIZATION", "0.8"))),
-    (("llama.cpp",), (("CTX_SIZE", "65536"),)),
-    (SERVERS, (("NVLINK_MODE", "force_on"),)),
-    (SERVERS, (("GPU_MEMORY_UTILIZATION", "0.95"),)),
-    (ALL, (("SPEC_N", "abc"),)),
+# The host environments: the defaults, the drafter switch, an envelope override, NVLink, a
+# value a guard refuses, and a malformed draft width. Each applies to the profiles whose
+# compose reads all of its variables (llama.cpp takes CTX_SIZE where servers take
+# MAX_MODEL_LEN), whatever the engine.
+SCENARIOS: tuple[tuple[tuple[str, str], ...], ...] = (
+    (),
+    (("SPEC", "off"),),
+    (("SPEC_N", "3"),),
+    (("MAX_MODEL_LEN", "131072"), ("GPU_MEMORY_UTILIZATION", "0.8")),
+    (("CTX_SIZE", "65536"),),
+    (("NVLINK_MODE", "force_on"),),
+    (("GPU_MEMORY_UTILIZATION", "0.95"),),
+    (("SPEC_N", "abc"),),
 )
 
 
 def scenarios_for(registry: Registry, profile: Profile, rendered: Rendered) -> list[Scenario]:
-    """The scenarios that apply: the profile's engine, and only variables its compose reads."""
-    kind = registry.engines[profile.engine].kind
+    """The scenarios that apply: only those whose variables the profile's compose reads."""
     known = known_variables(rendered)
-    return [
-        Scenario(env)
-        for engines, env in SCENARIOS
-        if kind in engines and all(name in known for name, _ in env)
-    ]
+    return [Scenario(env) for env in SCENARIOS if all(name in known for name, _ in env)]

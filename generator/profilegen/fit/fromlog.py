@@ -13,6 +13,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..errors import UsageError
+from ..families import fit_model
 from ..hub.lock import Lock
 from ..model import Engine, Profile
 from ..registry import Registry, find_profile
@@ -97,9 +98,9 @@ def _vllm_settings(args: dict[str, Any]) -> dict[str, Any]:
 
 def log_settings(log: BootLog) -> dict[str, Any]:
     """FitOptions fields the log states."""
-    if log.engine == "vllm":
+    if fit_model(log.engine) == "pool":
         return _vllm_settings(log.args)
-    if log.engine == "llama.cpp":
+    if fit_model(log.engine) == "layer-split":
         out: dict[str, Any] = {}
         if log.n_ctx:
             out["max_model_len"] = log.n_ctx
@@ -156,7 +157,7 @@ def _score(registry: Registry, p: Profile, log: BootLog, settings: dict[str, Any
         "gpu_util": env.gpu_memory_utilization, "kv_dtype": env.kv_cache_dtype,
     }  # fmt: skip
     score = sum(1 for k, v in same.items() if k in settings and settings[k] == v)
-    if log.engine == "vllm":
+    if fit_model(log.engine) == "pool":
         method = registry.drafters[p.drafter.id].method if p.drafter else None
         score += 2 if _spec_method(log) == method else 0
     return score
@@ -217,7 +218,7 @@ def _terms(log: BootLog, r: FitResult) -> list[Term]:
         ("KV pool", r.kv_pool_tokens, log.kv_pool_tokens, "tokens"),
         ("max concurrency", r.max_concurrency, log.max_concurrency, "x"),
     ]
-    if log.engine == "vllm":
+    if fit_model(log.engine) == "pool":
         rows += [
             ("available KV per GPU", r.kv_available_bytes or 0, log.kv_available_bytes, "bytes"),
             (
@@ -228,7 +229,7 @@ def _terms(log: BootLog, r: FitResult) -> list[Term]:
             ),
             ("CUDA graph estimate", b["cuda_graphs"], log.cuda_graph_bytes, "bytes"),
         ]
-    elif log.engine == "llama.cpp":
+    elif fit_model(log.engine) == "layer-split":
         rows += [
             ("KV buffers", r.kv_cache_bytes, log.buffers.get("KV"), "bytes"),
             (
@@ -305,7 +306,7 @@ def evidence_record(
         value = getattr(log, key)
         if value is not None:
             measured[key] = value
-    if log.engine == "llama.cpp":
+    if fit_model(log.engine) == "layer-split":
         for kind, key in (
             ("KV", "kv_buffer_bytes"),
             ("model", "model_buffer_bytes"),

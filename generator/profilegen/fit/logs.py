@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..families import family, fit_model, kinds
+
 GIB = 1 << 30
 MIB = 1 << 20
 MAX_LOG_BYTES = 64 << 20
@@ -164,28 +166,37 @@ def _sglang_line(log: BootLog, line: str) -> None:
 
 
 def detect_engine(text: str) -> str:
-    if "GPU KV cache size" in text or "non-default args" in text or "vLLM API server" in text:
-        return "vllm"
-    if "llama_model_loader" in text or "buffer size =" in text or "llama_context" in text:
-        return "llama.cpp"
-    if "KV Cache is allocated" in text or "max_total_num_tokens" in text:
-        return "sglang"
-    raise LogError(
-        "no vLLM, llama.cpp or SGLang start-up line found (is this the engine's boot log?)"
-    )
+    """The family whose start-up lines the log holds (families are tried in their order)."""
+    for kind in kinds():
+        if any(marker in text for marker in family(kind).log_markers):
+            return kind
+    known = [family(k).label for k in kinds() if family(k).log_markers]
+    labels = ", ".join(known[:-1]) + f" or {known[-1]}" if len(known) > 1 else "".join(known)
+    raise LogError(f"no {labels} start-up line found (is this the engine's boot log?)")
+
+
+# How each memory model's boot log is read, line by line.
+READERS = {"pool": _vllm_line, "layer-split": _llama_line, "static-fraction": _sglang_line}
 
 
 def parse_log(text: str) -> BootLog:
     """The facts of one boot log (the first boot in it wins where a fact repeats)."""
     text = _ANSI.sub("", text)
     log = BootLog(engine=detect_engine(text))
-    read = {"vllm": _vllm_line, "llama.cpp": _llama_line, "sglang": _sglang_line}[log.engine]
+    model = fit_model(log.engine)
+    if model is None:
+        raise LogError(f"no memory model reads a {family(log.engine).label} log")
+    read = READERS[model]
     for line in text.splitlines():
         read(log, line.rstrip())
-    if log.engine == "vllm" and log.kv_pool_tokens is None and log.kv_available_bytes is None:
+    if (
+        fit_model(log.engine) == "pool"
+        and log.kv_pool_tokens is None
+        and log.kv_available_bytes is None
+    ):
         raise LogError("the vLLM log ends before the KV cache was sized (no 'GPU KV cache size')")
-    if log.engine == "llama.cpp" and not log.buffers:
+    if fit_model(log.engine) == "layer-split" and not log.buffers:
         raise LogError("the llama.cpp log has no 'buffer size' lines (did the model load?)")
-    if log.engine == "sglang" and log.kv_pool_tokens is None:
+    if fit_model(log.engine) == "static-fraction" and log.kv_pool_tokens is None:
         raise LogError("the SGLang log ends before the KV cache was allocated")
     return log

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import UsageError, suggest
+from ..families import family, fit_model, kinds
 from ..hub.lock import Lock, LockError, read_lock
 from ..model import Engine, Gpu, Profile, Rig
 from ..model.model import Architecture, Artifact
@@ -18,22 +19,19 @@ from .rigs import find_rig, rig_gpus
 
 MIB = 1 << 20
 GIB = 1 << 30
-MODELLED_ENGINES = ("vllm", "llama.cpp", "sglang")
-VLLM_ONLY = (
+# What-if options that only one memory model reads: the pool's sizing (vLLM), and what the
+# layer split has no use for (SGLang reads --gpu-util as its static memory fraction).
+POOL_ONLY = (
     "kv_cache_memory",
     "max_num_batched_tokens",
     "mamba_cache_mode",
     "cudagraph_max_capture",
 )
-# Options llama.cpp has no use for (SGLang reads --gpu-util as its static memory fraction).
-NOT_LLAMACPP = ("gpu_util", "prefix_caching", "enforce_eager")
-# Offload modes the fit models: llama.cpp keeping the routed experts on the host.
-MODELLED_OFFLOAD = {"llama.cpp": ("cpu-experts",)}
+NOT_LAYER_SPLIT = ("gpu_util", "prefix_caching", "enforce_eager")
 
 __all__ = [
     "GIB",
     "MIB",
-    "MODELLED_ENGINES",
     "FitOptions",
     "FitResult",
     "find_rig",
@@ -61,20 +59,21 @@ def _tp(asked: int | None, env: Envelope, rig: Rig, arch: Architecture, engine: 
     tp = asked or env.tp
     if asked is not None and asked > rig.count:
         raise UsageError(f"--tp {asked} needs {asked} GPUs; rig {rig.id} has {rig.count}")
-    if asked is not None and engine != "llama.cpp" and not _valid_tp(asked, arch):
+    one_process = family(engine).single_process
+    if asked is not None and not one_process and not _valid_tp(asked, arch):
         raise UsageError(
             f"--tp {asked} must divide the {arch.num_attention_heads} attention heads "
             f"and divide or be a multiple of the {arch.num_kv_heads} KV heads"
         )
     if tp <= rig.count:
         return tp
-    return max(t for t in range(1, rig.count + 1) if engine == "llama.cpp" or _valid_tp(t, arch))
+    return max(t for t in range(1, rig.count + 1) if one_process or _valid_tp(t, arch))
 
 
 def _check_kv_dtype(engine: Engine, dtype: str) -> None:
     known = engine.kv_cache_dtypes
     try:
-        if engine.kind == "llama.cpp":
+        if fit_model(engine.kind) == "layer-split":
             fm.llamacpp_row_bytes(dtype, 32)
         else:
             fm.vllm_dtype_bytes(dtype)
@@ -91,7 +90,7 @@ def _check_weights(registry: Registry, profile: Profile, engine: str, variant: s
     model = registry.models[profile.model]
     mains = {k: a for k, a in model.artifacts.items() if a.kind == "main"}
     artifact: Artifact = _pick(mains, variant, f"weights variant of {model.id}")
-    if (artifact.format == "gguf") != (engine == "llama.cpp"):
+    if (artifact.format == "gguf") != (family(engine).weights_format == "gguf"):
         raise UsageError(f"weights {variant} ({artifact.format}) cannot be served by {engine}")
 
 
@@ -109,19 +108,20 @@ def _spec_n(registry: Registry, profile: Profile, asked: int | None) -> int:
 def _engine_defaults(engine: str, env: Envelope, notes: list[str]) -> Envelope:
     """What the engine does with what the envelope leaves open or no longer matches."""
     cards = 1 if env.split_mode == "none" else env.tp
-    if engine == "llama.cpp" and env.tensor_split and len(env.tensor_split) != cards:
+    kin = family(engine)
+    if kin.single_process and env.tensor_split and len(env.tensor_split) != cards:
         notes.append(
             f"tensor_split of {len(env.tensor_split)} cards dropped: the fit splits {cards} evenly"
         )
         return env.model_copy(update={"tensor_split": []})
     if env.kv_cache_dtype is None:
-        default = "f16" if engine == "llama.cpp" else "auto"
+        default = kin.default_kv_dtype
         notes.append(f"KV-cache dtype unset: {engine}'s default ({default})")
         env = env.model_copy(update={"kv_cache_dtype": default})
-    if engine == "vllm" and env.gpu_memory_utilization is None:
+    if kin.fit == "pool" and env.gpu_memory_utilization is None:
         notes.append(f"gpu_memory_utilization unset: vLLM's default {VLLM_DEFAULT_UTIL}")
         env = env.model_copy(update={"gpu_memory_utilization": VLLM_DEFAULT_UTIL})
-    if engine == "vllm" and env.kv_cache_memory:
+    if kin.fit == "pool" and env.kv_cache_memory:
         notes.append(
             f"kv_cache_memory pins the KV pool at {env.kv_cache_memory:,} bytes per "
             "GPU: utilization does not size it"
@@ -144,10 +144,11 @@ def _engine_entry(registry: Registry, profile: Profile, asked: str | None) -> En
 
 def _check_offload(profile: Profile, engine: str) -> None:
     offload = profile.envelope.offload
-    if offload is not None and offload not in MODELLED_OFFLOAD.get(engine, ()):
+    if offload is not None and offload not in family(engine).offload_modes:
+        modelled = [f"{family(k).label}'s {m}" for k in kinds() for m in family(k).offload_modes]
         raise FitError(
             f"{profile.id} keeps weights off the GPUs ({offload}); fit models that for "
-            "llama.cpp's cpu-experts only"
+            f"{' and '.join(modelled)} only"
         )
 
 
@@ -170,19 +171,29 @@ def _apply(profile: Profile, opts: FitOptions, tp: int) -> Envelope:
 
 def _validate(registry: Registry, profile: Profile, opts: FitOptions, entry: Engine) -> None:
     engine = entry.kind
-    if engine not in MODELLED_ENGINES:
-        raise UsageError(f"fit models vLLM, llama.cpp and SGLang; {profile.id} runs {engine}")
+    model = fit_model(engine)
+    if model is None:
+        fitted = ", ".join(family(k).label for k in kinds() if fit_model(k))
+        raise UsageError(f"fit models {fitted}; {profile.id} runs {family(engine).label}")
     _check_offload(profile, engine)
-    given = [n for n in VLLM_ONLY if getattr(opts, n) is not None]
-    if engine != "vllm" and given:
-        raise UsageError(f"--{given[0].replace('_', '-')} applies to vLLM profiles only")
-    given = [n for n in NOT_LLAMACPP if getattr(opts, n) is not None]
-    if engine == "llama.cpp" and given:
-        raise UsageError(f"--{given[0].replace('_', '-')} applies to vLLM and SGLang profiles only")
+    given = [n for n in POOL_ONLY if getattr(opts, n) is not None]
+    if model != "pool" and given:
+        raise UsageError(f"--{given[0].replace('_', '-')} applies to {_labels('pool')} only")
+    given = [n for n in NOT_LAYER_SPLIT if getattr(opts, n) is not None]
+    if model == "layer-split" and given:
+        others = [family(k).label for k in kinds() if fit_model(k) not in (None, "layer-split")]
+        raise UsageError(
+            f"--{given[0].replace('_', '-')} applies to {' and '.join(others)} profiles only"
+        )
     if opts.weights:
         _check_weights(registry, profile, engine, opts.weights)
     if opts.kv_dtype:
         _check_kv_dtype(entry, opts.kv_dtype)
+
+
+def _labels(model: str) -> str:
+    """The families a memory model fits, as a reader names them: `vLLM profiles`."""
+    return " and ".join(family(k).label for k in kinds() if fit_model(k) == model) + " profiles"
 
 
 def _policy(env: Envelope, rig: Rig, notes: list[str]) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..families import fit_model
 from .calibrate import CalibrationPoint, ConstantCheck
 from .fromlog import LogFit
 from .options import FitResult
@@ -55,9 +56,9 @@ def _gib(n: int) -> str:
 
 
 def _rows(r: FitResult) -> tuple[tuple[str, str, int], ...]:
-    if r.engine == "vllm":
+    if fit_model(r.engine) == "pool":
         return _VLLM_ROWS
-    return _SGLANG_ROWS if r.engine == "sglang" else _LLAMACPP_ROWS
+    return _SGLANG_ROWS if fit_model(r.engine) == "static-fraction" else _LLAMACPP_ROWS
 
 
 def _header(r: FitResult) -> list[str]:
@@ -78,12 +79,16 @@ def _header(r: FitResult) -> list[str]:
 
 def format_text(r: FitResult) -> str:
     lines = _header(r)
-    heads = ["per GPU"] if r.engine != "llama.cpp" else [f"GPU {i}" for i in range(len(r.budgets))]
+    heads = (
+        ["per GPU"]
+        if fit_model(r.engine) != "layer-split"
+        else [f"GPU {i}" for i in range(len(r.budgets))]
+    )
     lines.append(f"{'GiB':<34}" + "".join(f"{h:>9}" for h in heads))
     for key, label, depth in _rows(r):
         cells = "".join(f"{_gib(b[key]):>9}" for b in r.budgets)
         lines.append(f"{'  ' * depth + label:<34}{cells}")
-    if r.engine == "llama.cpp":  # llama.cpp's -c is one buffer that the slots share
+    if fit_model(r.engine) == "layer-split":  # llama.cpp's -c is one buffer that the slots share
         need, why = r.max_model_len, f"-c {r.max_model_len:,} shared by {r.max_num_seqs} slot(s)"
     else:
         need = r.max_model_len * r.max_num_seqs
@@ -126,7 +131,7 @@ def format_evidence(
 def _verdict(r: FitResult) -> str:
     if r.fits:
         return f"FITS, {r.headroom_tokens:,} tokens of headroom"
-    if r.engine != "llama.cpp" and not r.boots:
+    if fit_model(r.engine) != "layer-split" and not r.boots:
         return f"DOES NOT BOOT: one {r.max_model_len:,}-token request exceeds the pool"
     if r.free_bytes < 0:
         return f"DOES NOT FIT: {(-r.free_bytes) / MIB:,.0f} MiB over the card's memory"

@@ -10,6 +10,7 @@ import math
 from dataclasses import replace
 from typing import Any
 
+from ..families import fit_model
 from ..hub.lock import Lock
 from ..registry import Registry
 from . import formulas as fm
@@ -59,9 +60,9 @@ def _one_pool(fit: fm.VllmFit | fm.SglangFit, tp: int) -> dict[str, int]:
 
 def predict(registry: Registry, t: Target, lock: Lock | None = None) -> FitResult:
     try:
-        if t.engine == "vllm":
+        if fit_model(t.engine) == "pool":
             return _predict_vllm(registry, t, lock)
-        if t.engine == "sglang":
+        if fit_model(t.engine) == "static-fraction":
             return _predict_sglang(registry, t, lock)
         return _predict_llamacpp(registry, t, lock)
     except ValueError as exc:  # fitmath rejects a dtype or shape the registry holds

@@ -7,6 +7,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
+from ..families import kinds
+
 ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,79}$"
 ENV_NAME_PATTERN = r"^[A-Z_][A-Z0-9_]{0,63}$"
 # Free text may hold anything a person types, but no control characters other than
@@ -120,12 +122,24 @@ Status = Literal["incubating", "experimental", "caveats", "production", "retired
 STATUS_LADDER: tuple[str, ...] = ("incubating", "experimental", "caveats", "production")
 
 
+def _engine_kind(value: str) -> str:
+    if value not in kinds():
+        raise ValueError(f"{value!r} is not an engine family (known: {', '.join(kinds())})")
+    return value
+
+
+# An engine family's kind (families/): vllm, llama.cpp, sglang, or one registered beside them.
+EngineKind = Annotated[
+    str, AfterValidator(_engine_kind), Field(json_schema_extra={"enum": list(kinds())})
+]
+
+
 class Requirements(Strict):
     """What must hold in a profile that uses a drafter or a patch (empty = anything)."""
 
     kv_cache_dtypes: list[str] = Field(default_factory=list)
     attention_backends: list[str] = Field(default_factory=list)
-    engines: list[Literal["vllm", "llama.cpp", "sglang"]] = Field(default_factory=list)
+    engines: list[EngineKind] = Field(default_factory=list)
     # e.g. the DFlash2 lookup path needs vLLM's synchronous scheduler.
     async_scheduling: bool | None = None
     reason: str | None = None

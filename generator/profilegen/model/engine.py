@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, field_validator, model_validator
 
+from ..families import kinds
 from .common import EnvName, EnvSpec, Id, Strict, Text
 
 # A command name, or an absolute path whose steps are names (no `.`, `..` or empty step).
@@ -28,6 +29,9 @@ class Tunable(Strict):
     help: Text
     # Where the value is used: inside the container (entrypoint) or only by Compose.
     scope: Literal["container", "compose"] = "container"
+    # How it reaches the engine: as (part of) a flag the dialect builds, or as a variable
+    # the engine (or a patch of it) reads from its own environment.
+    reaches: Literal["argv", "environment"] = "argv"
 
     @model_validator(mode="after")
     def _one_source(self) -> Tunable:
@@ -77,7 +81,8 @@ class EngineMemory(Strict):
 
 class Engine(Strict):
     id: Id
-    kind: Literal["vllm", "llama.cpp", "sglang"]
+    # The engine family (families/): what kind of server the image runs.
+    kind: Annotated[str, Field(json_schema_extra={"enum": list(kinds())})]
     name: Text
     image: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._/-]*[a-z0-9]$")]
     # A tag, a digest or both; a digest alone pins an image built without an immutable tag.
@@ -151,6 +156,13 @@ class Engine(Strict):
     ) = None
     memory: EngineMemory | None = None
     notes: Text | None = None
+
+    @field_validator("kind")
+    @classmethod
+    def _family(cls, value: str) -> str:
+        if value not in kinds():
+            raise ValueError(f"{value!r} is not an engine family (known: {', '.join(kinds())})")
+        return value
 
     @field_validator("binary")
     @classmethod

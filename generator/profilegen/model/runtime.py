@@ -1,7 +1,7 @@
 """Engine runtime facts beyond the hardware envelope: threads, mapping, caches, fork features.
 
-Each field belongs to one engine family (`FAMILY`); `check` refuses a fact the profile's
-engine does not have and a flag its engine build does not list.
+Some fields belong to one engine family (its `runtime_options`); `check` refuses a fact the
+profile's engine does not have and a flag its engine build does not list.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
+from ..families import family, kinds
 from .common import PositiveInt, Strict
 
 Word = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.+:-]{1,64}$")]
@@ -102,37 +103,6 @@ class Runtime(Strict):
     lmcache: LMCacheServer | None = None
 
 
-LLAMA_ONLY = [
-    "threads",
-    "tensor_overrides",
-    "mmap",
-    "host_buffers",
-    "kv_unified",
-    "prompt_cache",
-    "prompt_cache_ram_mib",
-    "auto_fit",
-    "auto_fit_margin_mib",
-    "main_gpu",
-    "max_gpus",
-    "context_shift",
-    "parallel_tool_calls",
-    "image_min_tokens",
-    "image_max_tokens",
-    "gguf_overrides",
-    "kv_hadamard",
-    "merge_qkv",
-    "recurrent_checkpoints",
-    "moe_cache",
-    "repeat_last_n",
-    "dry",
-]
-VLLM_ONLY = [
-    "mamba_backend",
-    "mamba_stochastic_rounding",
-    "mamba_philox_rounds",
-    "generation_config",
-    "hf_overrides",
-    "kv_transfer",
-]
-# Field -> the engine kind that has it.
-FAMILY = {**dict.fromkeys(LLAMA_ONLY, "llama.cpp"), **dict.fromkeys(VLLM_ONLY, "vllm")}
+def option_family(name: str) -> str | None:
+    """The engine kind whose family alone reads runtime field `name` (None: every family)."""
+    return next((kind for kind in kinds() if name in family(kind).runtime_options), None)

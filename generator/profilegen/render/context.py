@@ -11,6 +11,7 @@ from typing import Any
 from jinja2.sandbox import SandboxedEnvironment
 
 from ..errors import ProfilegenError, printable
+from ..families import family
 from ..model import Profile
 from ..model.common import EnvFrom
 from ..registry import Registry
@@ -36,19 +37,16 @@ class RenderError(ProfilegenError):
     """A template produced output that does not say what the registry says."""
 
 
-# Engines that take one served name (SGLang --served-model-name, llama-server --alias).
-ONE_NAME_ENGINES = frozenset({"sglang", "llama.cpp"})
-
-
 def served_names(registry: Registry, profile: Profile) -> list[str]:
     """What the engine answers to, exactly as its command passes it: the profile's names (the
-    first only where the engine takes one); without them vLLM and SGLang serve the model's
-    served name and llama-server the path of the weights file it loaded."""
+    first only where its family takes one); without them the model's served name, or the path
+    of the weights file it loaded (llama-server)."""
     engine = registry.engines[profile.engine]
+    kin = family(engine.kind)
     names = list(profile.serve.served_names)
     if names:
-        return names[:1] if engine.kind in ONE_NAME_ENGINES else names
-    if engine.kind != "llama.cpp":
+        return names[:1] if kin.served_names == "one" else names
+    if kin.default_served == "model":
         return [registry.models[profile.model].served_name]
     weights = registry.models[profile.model].artifacts[profile.weights]
     path = f"{engine.model_mount}/{weights.local_dir}"
@@ -56,8 +54,8 @@ def served_names(registry: Registry, profile: Profile) -> list[str]:
 
 
 def container_name(registry: Registry, profile: Profile) -> str:
-    kind = registry.engines[profile.engine].kind.replace(".", "")
-    return f"{kind}-{profile.id}"
+    prefix = family(registry.engines[profile.engine].kind).container_prefix
+    return f"{prefix}-{profile.id}"
 
 
 @lru_cache(maxsize=8)
@@ -92,8 +90,8 @@ def _ident(name: str) -> Shell:
 
 
 def _expand(name: str, operator: str = "") -> Shell:
-    """`${NAME}` or `${NAME<op>}` (e.g. `-` for "empty when unset") for a checked name."""
-    if operator not in ("", "-", ":-"):
+    """`${NAME}` or `${NAME<op>}` (`-`: empty when unset; `,,`: lower case) for a checked name."""
+    if operator not in ("", "-", ":-", ",,"):
         raise RenderError(f"unsupported expansion operator {operator!r}")
     return Shell("${" + _ident(name).text + operator + "}")
 
@@ -110,12 +108,6 @@ def _text(value: object) -> str:
     return printable(str(value), keep="\n\t")
 
 
-# How each engine kind reads an API key without it showing in its argv: vLLM from
-# VLLM_API_KEY (vllm/entrypoints/openai/api_server.py), every llama-server generation from a
-# file (--api-key-file); SGLang takes it only as --api-key, so it gets none.
-API_KEY_VIA: dict[str, str | None] = {"vllm": "env", "llama.cpp": "file", "sglang": None}
-
-
 @dataclass(frozen=True)
 class ApiKey:
     required: bool
@@ -129,6 +121,7 @@ class Context:
         self.registry = registry
         self.profile = profile
         self.engine = registry.engines[profile.engine]
+        self.family = family(self.engine.kind)
         self.model = registry.models[profile.model]
         self.rig = registry.rigs[profile.rig]
         self.gpu = registry.gpus[self.rig.gpu]
@@ -136,6 +129,12 @@ class Context:
         self.mmproj = self.model.artifacts[profile.mmproj] if profile.mmproj else None
         self.drafter = registry.drafters[profile.drafter.id] if profile.drafter else None
         self.tunables = {t.env: t for t in effective_tunables(registry, profile)}
+        # The tunable that overrides each registry fact (`envelope.tp` -> TP, or whatever the
+        # engine names it): the dialects ask by fact, so a renamed variable still reaches
+        # the engine.
+        self.by_field = {
+            t.field.removeprefix("profile."): t.env for t in self.tunables.values() if t.field
+        }
         self.manifest = build_manifest(registry, profile)
         self.container_name = container_name(registry, profile)
 
@@ -143,7 +142,7 @@ class Context:
     def api_key(self) -> ApiKey:
         """How this server takes its API key (never on its command line), and whether it must."""
         policy = self.profile.serve.api_key or self.registry.settings.serving.api_key
-        return ApiKey(policy == "required", API_KEY_VIA[self.engine.kind])
+        return ApiKey(policy == "required", self.family.api_key_via)
 
     @cached_property
     def python_paths(self) -> list[str]:
@@ -155,19 +154,31 @@ class Context:
     def served_names(self) -> list[str]:
         return served_names(self.registry, self.profile)
 
-    # Helpers the dialects call.
-    def value(self, env: str, literal: Any) -> Any:
-        """A tunable's value at boot, or the literal when the profile does not expose it."""
+    # Helpers the dialects call, by the registry fact a flag carries (`envelope.tp`).
+    def value(self, fact: str, literal: Any) -> Any:
+        """The fact's tunable at boot, or the literal when the profile does not expose it."""
         if literal is None or literal == []:
             return None
-        return Var(env) if env in self.tunables else literal
+        env = self.by_field.get(fact)
+        return Var(env) if env is not None else literal
 
-    def slot(self, env: str, fallback: Any) -> Any:
-        """A JSON value read from a tunable at boot, or the literal."""
-        tunable = self.tunables.get(env)
-        if tunable is None:
+    def env_of(self, fact: str) -> str | None:
+        """The variable of the tunable that overrides a fact (`envelope.tp`), if any."""
+        return self.by_field.get(fact)
+
+    def var(self, fact: str) -> Var:
+        """The variable of a fact the entrypoint always sets (the draft width)."""
+        env = self.by_field.get(fact)
+        if env is None:
+            raise RenderError(f"{self.engine.id} has no tunable for {fact}")
+        return Var(env)
+
+    def slot(self, fact: str, fallback: Any) -> Any:
+        """A JSON value read from the fact's tunable at boot, or the literal."""
+        env = self.by_field.get(fact)
+        if env is None:
             return fallback
-        return Slot(env, SLOT_KINDS.get(tunable.type, "word"))
+        return Slot(env, SLOT_KINDS.get(self.tunables[env].type, "word"))
 
     def flag(self, fact: str, default: str) -> str:
         """How this profile (or else its engine build) spells a fact's flag."""

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..errors import Finding, Location, Severity
+from ..families import family
 from ..model import Gateway, Profile
 from ..model.gateway import GatewayMember, WebUi
 from ..registry import Registry
@@ -147,13 +148,14 @@ class _Planner:
 
     def member_routes(self, i: int, member: GatewayMember, profile: Profile) -> None:
         engine = self.registry.engines[profile.engine]
-        if engine.kind == "llama.cpp" and not profile.serve.served_names:
+        kin = family(engine.kind)
+        if kin.default_served == "weights-path" and not profile.serve.served_names:
             self.add(
                 ROUTES_RULE,
                 self.at(i, ("profile",), ("serve",)),
-                f"{profile.id} has no served name: llama-server answers to the path of its "
+                f"{profile.id} has no served name: {kin.server or kin.label} answers to the path of its "
                 "weights file, and a gateway routes names",
-                hint="give the profile serve.served_names (its --alias)",
+                hint=f"give the profile serve.served_names (its {kin.served_name_flag})",
             )
             return
         offered = _offered(self.registry, profile)

@@ -28,6 +28,10 @@ class EffectiveTunable:
     aliases: tuple[str, ...] = ()
     # What a value may be at boot: the bounds and choices of the field it overrides.
     domain: Domain = Domain()
+    # The registry fact it overrides (`profile.envelope.tp`): the one place its name is tied
+    # to the fact; the dialects ask for the fact and get this tunable's variable.
+    field: str | None = None
+    reaches: str = "argv"
 
 
 def format_default(value: Any, kind: str) -> str:
@@ -82,6 +86,8 @@ def effective_tunables(registry: Registry, profile: Profile) -> list[EffectiveTu
                 if thinking is None
                 else format_default(thinking, tunable.type),
                 domain=domain_of(tunable.field, engine),
+                field=tunable.field,
+                reaches=tunable.reaches,
             )
         )
     for patch_id in profile.patches:

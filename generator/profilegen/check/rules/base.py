@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Literal, TypeVar, cast
 
 from ...errors import Finding, Location, ProfilegenError, Severity
 from ...generated.tree import k8s_all, plan_all, render_all
@@ -15,7 +16,13 @@ from ...render import Rendered
 from ...render.targets.k8s import RenderedK8s
 from ..container import container_findings
 
+T = TypeVar("T")
 RuleFn = Callable[["CheckContext"], Iterator[Finding]]
+
+
+# What a rule is about: the registry itself, the generated tree (stale while the registry is
+# being fixed, and not a reason for `render` to refuse), or wording (TODO placeholders).
+RuleKind = Literal["registry", "generated", "wording"]
 
 
 @dataclass(frozen=True)
@@ -25,34 +32,78 @@ class Rule:
     summary: str
     fn: RuleFn
     online: bool = False
+    kind: RuleKind = "registry"
 
 
 RULES: list[Rule] = []
 
 
 def rule(
-    rule_id: str, summary: str, severity: Severity = Severity.ERROR
+    rule_id: str,
+    summary: str,
+    severity: Severity = Severity.ERROR,
+    kind: RuleKind = "registry",
 ) -> Callable[[RuleFn], RuleFn]:
-    """Registers a check; its findings carry its id, and its summary documents it."""
+    """Registers a check: its id, severity and kind are its own, and every finding it reports
+    (`ctx.report`) carries them; its summary documents it."""
 
     def register(fn: RuleFn) -> RuleFn:
-        RULES.append(Rule(rule_id, severity, summary, fn))
-        return fn
+        def bound(ctx: CheckContext) -> Iterator[Finding]:
+            # What it reports carries its identity, however it is called.
+            outer, ctx.running = ctx.running, entry
+            try:
+                yield from fn(ctx)
+            finally:
+                ctx.running = outer
+
+        entry = Rule(rule_id, severity, summary, bound, kind=kind)
+        RULES.append(entry)
+        return bound
 
     return register
+
+
+def rule_named(rule_id: str) -> Rule:
+    """A registered rule by id; an unknown id is a bug in profilegen, never a silent default."""
+    for known in RULES:
+        if known.id == rule_id:
+            return known
+    raise ProfilegenError(f"no check rule {rule_id!r} is registered")
 
 
 @dataclass
 class CheckContext:
     registry: Registry
     online: bool = False
-    cache: dict[str, object] = field(default_factory=dict)
+    # The rule whose findings `report` makes (set by the driver while it runs each rule).
+    running: Rule | None = None
+    _shared: dict[Callable[..., object], object] = field(default_factory=dict)
+
+    def shared(self, make: Callable[[CheckContext], T]) -> T:
+        """What several rules read (every profile fitted, say), made once per check by
+        `make`, which is also its key: typed, and never a string."""
+        if make not in self._shared:
+            self._shared[make] = make(self)
+        return cast(T, self._shared[make])
+
     # Rules that render look at these profiles only (`new` proves one profile).
     focus: frozenset[str] | None = None
 
     @property
     def root(self) -> Path:
         return self.registry.root
+
+    def report(
+        self,
+        where: Location,
+        message: str,
+        hint: str | None = None,
+        severity: Severity | None = None,
+    ) -> Finding:
+        """A finding of the rule now running (its id and, unless given, its severity)."""
+        if self.running is None:
+            raise ProfilegenError("a finding was reported outside a check rule")
+        return self.finding(self.running.id, where, message, hint, severity)
 
     def finding(
         self,
@@ -62,8 +113,8 @@ class CheckContext:
         hint: str | None = None,
         severity: Severity | None = None,
     ) -> Finding:
-        default = next((r.severity for r in RULES if r.id == rule_id), Severity.ERROR)
-        return Finding(where, message, hint, rule_id, severity or default)
+        """A finding of another rule (one whose id the reporting rule works out)."""
+        return Finding(where, message, hint, rule_id, severity or rule_named(rule_id).severity)
 
     @cached_property
     def lock(self) -> Lock | LockError | None:

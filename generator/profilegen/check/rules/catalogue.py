@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ...errors import Finding, Severity, suggest
+from ...families import family, kinds
 from ...model import Profile
-from ...model.runtime import FAMILY
+from ...model.runtime import option_family
 from .base import CheckContext, rule
-
-GGUF_ENGINES = {"llama.cpp"}
 
 
 @rule(
@@ -28,8 +27,7 @@ def ports(ctx: CheckContext) -> Iterator[Finding]:
             continue
         for ident in ids:
             others = [o for o in ids if reg.profiles[o].model != reg.profiles[ident].model]
-            yield ctx.finding(
-                "port-clash",
+            yield ctx.report(
                 reg.where("profiles", ident, ("port",)),
                 f"port {port} is also used by {', '.join(others)}, which serve another model: "
                 "they cannot run at the same time",
@@ -44,11 +42,10 @@ def siblings(ctx: CheckContext) -> Iterator[Finding]:
         for i, sib in enumerate(p.siblings):
             where = reg.where("profiles", p.id, ("siblings", i))
             if sib == p.id:
-                yield ctx.finding("siblings", where, f"{p.id} lists itself as a sibling")
+                yield ctx.report(where, f"{p.id} lists itself as a sibling")
             elif sib not in reg.profiles:
                 close = suggest(sib, list(reg.profiles))
-                yield ctx.finding(
-                    "siblings",
+                yield ctx.report(
                     where,
                     f"sibling {sib!r} is not a profile",
                     hint=f"did you mean {close!r}?" if close else None,
@@ -60,8 +57,7 @@ def status(ctx: CheckContext) -> Iterator[Finding]:
     reg = ctx.registry
     for p in reg.concrete_profiles():
         if p.status == "production" and not p.evidence:
-            yield ctx.finding(
-                "status-evidence",
+            yield ctx.report(
                 reg.where("profiles", p.id, ("status",)),
                 f"{p.id} is production but carries no evidence record",
                 hint="add an evidence entry (date, rig, source, measured) or lower the status",
@@ -72,15 +68,14 @@ def status(ctx: CheckContext) -> Iterator[Finding]:
                 and reg.profiles[sib].status == "retired"
                 and p.status != "retired"
             ):
-                yield ctx.finding(
-                    "status-evidence",
+                yield ctx.report(
                     reg.where("profiles", p.id, ("siblings", i)),
                     f"sibling {sib} is retired",
                     severity=Severity.WARNING,
                 )
 
 
-@rule("placeholder", "no TODO placeholder left from `profilegen new`")
+@rule("placeholder", "no TODO placeholder left from `profilegen new`", kind="wording")
 def placeholders(ctx: CheckContext) -> Iterator[Finding]:
     reg = ctx.registry
     for p in reg.concrete_profiles():
@@ -91,8 +86,7 @@ def placeholders(ctx: CheckContext) -> Iterator[Finding]:
         texts += [(("caveats", i), c) for i, c in enumerate(p.caveats)]
         for node, value in texts:
             if value and value.lstrip().upper().startswith("TODO"):
-                yield ctx.finding(
-                    "placeholder",
+                yield ctx.report(
                     reg.where("profiles", p.id, node),
                     f"{node[0]} is still a TODO placeholder",
                     hint="say what the profile is before it is merged",
@@ -107,29 +101,25 @@ def artifact_kind(ctx: CheckContext) -> Iterator[Finding]:
         model = reg.models[p.model]
         weights = model.artifacts[p.weights]
         if weights.kind != "main":
-            yield ctx.finding(
-                "artifact-kind",
+            yield ctx.report(
                 reg.where("profiles", p.id, ("weights",)),
                 f"weights {p.weights} is a {weights.kind} artifact, not main weights",
             )
         gguf = weights.format == "gguf"
-        if gguf != (engine.kind in GGUF_ENGINES):
+        if gguf != (family(engine.kind).weights_format == "gguf"):
             what = "a GGUF artifact" if gguf else f"{weights.format} weights"
-            yield ctx.finding(
-                "artifact-kind",
+            yield ctx.report(
                 reg.where("profiles", p.id, ("weights",)),
                 f"{what} cannot be served by {engine.kind} ({engine.id})",
                 hint="llama.cpp serves GGUF; vLLM and SGLang serve safetensors formats",
             )
         if p.mmproj and model.artifacts[p.mmproj].kind != "mmproj":
-            yield ctx.finding(
-                "artifact-kind",
+            yield ctx.report(
                 reg.where("profiles", p.id, ("mmproj",)),
                 f"{p.mmproj} is not a vision projector (kind mmproj)",
             )
         if gguf and len(weights.files) != 1:
-            yield ctx.finding(
-                "artifact-kind",
+            yield ctx.report(
                 reg.where("models", model.id, ("artifacts", p.weights)),
                 "a GGUF artifact must name exactly one file",
             )
@@ -157,8 +147,7 @@ def engine_flags(ctx: CheckContext) -> Iterator[Finding]:
             if not (arg.fact in respelled or _build_specific(arg.fact)):
                 continue
             if flag and flag not in known:
-                yield ctx.finding(
-                    "engine-flags",
+                yield ctx.report(
                     reg.where("profiles", p.id, _fact_path(p, arg.fact)),
                     f"{engine.kind} ({engine.id}) has no flag {flag!r}",
                     hint="add it to the engine's flags if the image really has it",
@@ -167,22 +156,22 @@ def engine_flags(ctx: CheckContext) -> Iterator[Finding]:
 
 def _runtime_family(ctx: CheckContext, p: Profile, kind: str) -> Iterator[Finding]:
     for name in sorted(p.runtime.model_fields_set):
-        family = FAMILY.get(name)
-        if family is not None and family != kind:
-            yield ctx.finding(
-                "engine-flags",
+        owner = option_family(name)
+        if owner is not None and owner != kind:
+            yield ctx.report(
                 ctx.registry.where("profiles", p.id, ("runtime", name)),
-                f"runtime.{name} is a {family} setting; engine {p.engine} is {kind}",
+                f"runtime.{name} is a {owner} setting; engine {p.engine} is {kind}",
             )
     use = p.drafter
-    if use is not None and kind != "llama.cpp":
-        for name in ("gpu_layers", "device", "cross_ctx"):
-            if getattr(use, name) is not None:
-                yield ctx.finding(
-                    "engine-flags",
-                    ctx.registry.where("profiles", p.id, ("drafter", name)),
-                    f"drafter.{name} is a llama.cpp setting; engine {p.engine} is {kind}",
-                )
+    if use is None:
+        return
+    for name in sorted(n for k in kinds() for n in family(k).drafter_options):
+        owner = next(k for k in kinds() if name in family(k).drafter_options)
+        if owner != kind and getattr(use, name) is not None:
+            yield ctx.report(
+                ctx.registry.where("profiles", p.id, ("drafter", name)),
+                f"drafter.{name} is a {owner} setting; engine {p.engine} is {kind}",
+            )
 
 
 def _build_specific(fact: str) -> bool:
@@ -190,7 +179,7 @@ def _build_specific(fact: str) -> bool:
     return (
         fact == "extra"
         or fact.startswith(("draft_", "dry_", "kv_hadamard_"))
-        or fact.removeprefix("draft_") in FAMILY
+        or option_family(fact.removeprefix("draft_")) is not None
     )
 
 

@@ -33,21 +33,20 @@ def _owner(rel: str) -> tuple[str, str] | None:
     return TREES[top][0], rest.split("/")[0]
 
 
-@rule("disk-missing", "every profile and gateway has its generated files")
+@rule("disk-missing", "every profile and gateway has its generated files", kind="generated")
 def missing(ctx: CheckContext) -> Iterator[Finding]:
     for rel in sorted(ctx.plan):
         # docs/ pages belong to no one profile: the docs-stale rule reports them.
         owner = _owner(rel)
         if owner is not None and not (ctx.root / rel).is_file():
-            yield ctx.finding(
-                "disk-missing",
+            yield ctx.report(
                 ctx.registry.where(*owner),
                 f"generated file {rel} is missing",
                 hint="run `profilegen render --all` and commit the result",
             )
 
 
-@rule("disk-stale", "every generated file is byte-identical to a fresh render")
+@rule("disk-stale", "every generated file is byte-identical to a fresh render", kind="generated")
 def stale(ctx: CheckContext) -> Iterator[Finding]:
     for rel, content in sorted(ctx.plan.items()):
         path = ctx.root / rel
@@ -57,21 +56,23 @@ def stale(ctx: CheckContext) -> Iterator[Finding]:
         on_disk = path.read_bytes()
         if on_disk != content:
             kind, ident = owner
-            yield ctx.finding(
-                "disk-stale",
+            yield ctx.report(
                 Location(rel, first_difference(on_disk, content)),
                 f"{rel} differs from a fresh render of registry/{kind}/{ident}.yaml",
                 hint="run `profilegen render --all`; never edit generated files by hand",
             )
 
 
-@rule("disk-orphan", "no compose/, gateways/ (or k8s/) folder or file without its registry entry")
+@rule(
+    "disk-orphan",
+    "no compose/, gateways/ (or k8s/) folder or file without its registry entry",
+    kind="generated",
+)
 def orphans(ctx: CheckContext) -> Iterator[Finding]:
     for top, (kind, names) in TREES.items():
         if top == K8S_DIR and not ctx.registry.settings.kubernetes.checked_in:
             if (ctx.root / K8S_DIR).is_dir() and any((ctx.root / K8S_DIR).iterdir()):
-                yield ctx.finding(
-                    "disk-orphan",
+                yield ctx.report(
                     Location(f"{K8S_DIR}/"),
                     f"{K8S_DIR}/ is generated only when registry/settings.yaml sets "
                     "kubernetes.checked_in",
@@ -89,8 +90,7 @@ def _orphans(ctx: CheckContext, top: str, kind: str, names: frozenset[str]) -> I
     for entry in sorted(folder.iterdir()):
         rel = f"{top}/{entry.name}"
         if entry.is_dir() and entry.name not in owners:
-            yield ctx.finding(
-                "disk-orphan",
+            yield ctx.report(
                 Location(rel),
                 f"{rel}/ has no {kind[:-1]} registry/{kind}/{entry.name}.yaml",
                 hint="delete it, or `profilegen render --all` removes it",
@@ -98,11 +98,10 @@ def _orphans(ctx: CheckContext, top: str, kind: str, names: frozenset[str]) -> I
         elif entry.is_dir():
             for extra in sorted(entry.iterdir()):
                 if extra.name not in names:
-                    yield ctx.finding(
-                        "disk-orphan",
+                    yield ctx.report(
                         Location(f"{rel}/{extra.name}"),
                         f"{rel}/{extra.name} is not a generated file",
                         hint=f"{top}/ holds only generated output",
                     )
         elif not entry.name.startswith("."):
-            yield ctx.finding("disk-orphan", Location(rel), f"{rel} is not a {kind[:-1]} folder")
+            yield ctx.report(Location(rel), f"{rel} is not a {kind[:-1]} folder")

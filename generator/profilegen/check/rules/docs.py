@@ -20,29 +20,29 @@ def first_difference(old: bytes, new: bytes) -> int:
     return min(len(old_lines), len(new_lines))
 
 
-@rule("docs-stale", "every generated docs/ page exists and matches a fresh render of the registry")
+@rule(
+    "docs-stale",
+    "every generated docs/ page exists and matches a fresh render of the registry",
+    kind="generated",
+)
 def docs_stale(ctx: CheckContext) -> Iterator[Finding]:
     pages = {rel: content for rel, content in ctx.plan.items() if rel.startswith(f"{DOCS_DIR}/")}
     for rel, content in sorted(pages.items()):
         path = ctx.root / rel
         if not path.is_file():
-            yield ctx.finding(
-                "docs-stale", Location(rel), f"generated page {rel} is missing", hint=HINT
-            )
+            yield ctx.report(Location(rel), f"generated page {rel} is missing", hint=HINT)
             continue
         current = path.read_bytes()
         if current != content:
             line = first_difference(current, content)
-            yield ctx.finding(
-                "docs-stale",
+            yield ctx.report(
                 Location(rel, line),
                 f"generated page {rel} is stale (differs from a fresh render from line {line})",
                 hint=HINT,
             )
     for path in orphan_pages(ctx.root, list(pages)):
         rel = path.relative_to(ctx.root).as_posix()
-        yield ctx.finding(
-            "docs-stale",
+        yield ctx.report(
             Location(rel),
             f"{rel} belongs to no model with a profile",
             hint="`profilegen render --all` removes it",

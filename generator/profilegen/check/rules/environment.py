@@ -26,3 +26,13 @@ def reserved_env(ctx: CheckContext) -> Iterator[Finding]:
 def reserved_mount(ctx: CheckContext) -> Iterator[Finding]:
     for findings in ctx.container.values():
         yield from (f for f in findings if f.rule == "reserved-mount")
+
+
+@rule(
+    "tunable-unused",
+    "every tunable that overrides a registry fact reaches the engine's command line (or the "
+    "entrypoint step that reads it)",
+)
+def tunable_unused(ctx: CheckContext) -> Iterator[Finding]:
+    for findings in ctx.container.values():
+        yield from (f for f in findings if f.rule == "tunable-unused")

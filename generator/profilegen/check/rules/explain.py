@@ -23,8 +23,7 @@ def explain_scenarios(ctx: CheckContext) -> Iterator[Finding]:
         for outcome in results:
             problem = outcome.problem()
             if problem:
-                yield ctx.finding(
-                    "explain-scenarios",
+                yield ctx.report(
                     ctx.registry.where("profiles", profile_id, ("id",)),
                     f"{profile_id}: {problem}",
                     f"see `profilegen explain {profile_id}`",

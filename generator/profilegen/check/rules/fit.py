@@ -6,8 +6,9 @@ import re
 from collections.abc import Iterator
 
 from ...errors import Finding, ProfilegenError, Severity
+from ...families import fit_model
 from ...fit.calibrate import TOLERANCE, check_names, unpredictable
-from ...fit.predict import MODELLED_ENGINES, FitOptions, FitResult, fit_profile
+from ...fit.predict import FitOptions, FitResult, fit_profile
 from ...model import Profile
 from .base import CheckContext, rule
 
@@ -21,26 +22,26 @@ ACKNOWLEDGED = re.compile(
 
 def _fits(ctx: CheckContext) -> dict[str, FitResult | str]:
     """Every modelled profile fitted once per check, shared by the rules below."""
-    cached = ctx.cache.get("fit")
-    if isinstance(cached, dict):
-        return cached
+    return ctx.shared(_fit_all)
+
+
+def _fit_all(ctx: CheckContext) -> dict[str, FitResult | str]:
     reg = ctx.registry
     lock = ctx.usable_lock
     out: dict[str, FitResult | str] = {}
     for p in reg.concrete_profiles():
-        if reg.engines[p.engine].kind not in MODELLED_ENGINES:
+        if fit_model(reg.engines[p.engine].kind) is None:
             continue
         try:
             out[p.id] = fit_profile(reg, p, FitOptions(), lock=lock)
         except ProfilegenError as exc:
             out[p.id] = str(exc)
-    ctx.cache["fit"] = out
     return out
 
 
 def _problem(r: FitResult) -> tuple[str, str] | None:
     """What does not fit (message, remedy), with the predicted figures; None when it fits."""
-    if r.engine != "llama.cpp" and r.headroom_tokens < 0:
+    if fit_model(r.engine) != "layer-split" and r.headroom_tokens < 0:
         need = r.max_model_len * r.max_num_seqs
         boots = "" if r.boots else "; the engine refuses to boot"
         return (
@@ -52,7 +53,7 @@ def _problem(r: FitResult) -> tuple[str, str] | None:
     if r.free_bytes >= 0:
         return None
     over = f"predicted {-r.free_bytes / MIB:,.0f} MiB over the {r.gpu}'s memory"
-    if r.engine == "vllm":
+    if fit_model(r.engine) == "pool":
         b = r.budget
         return (
             f"{over}: utilization {r.gpu_memory_utilization} claims "
@@ -77,7 +78,7 @@ def capacity(ctx: CheckContext) -> Iterator[Finding]:
         # The profile's own file: its envelope is often inherited, but the fix lands here.
         where = reg.where("profiles", pid, ("id",))
         if isinstance(result, str):
-            yield ctx.finding("fit-capacity", where, f"cannot predict the fit: {result}")
+            yield ctx.report(where, f"cannot predict the fit: {result}")
             continue
         problem = _problem(result)
         if problem:
@@ -85,7 +86,7 @@ def capacity(ctx: CheckContext) -> Iterator[Finding]:
             # serve fewer full-length requests at once than max_num_seqs allows.
             message, remedy = problem
             hint = f"{remedy}; see `profilegen fit {pid}`"
-            yield ctx.finding("fit-capacity", where, message, hint=hint)
+            yield ctx.report(where, message, hint=hint)
 
 
 def cannot_boot(r: FitResult) -> str | None:
@@ -96,7 +97,7 @@ def cannot_boot(r: FitResult) -> str | None:
     by as much): a shortfall inside the model's error is a warning (`fit-capacity`).
     """
     short = r.kv_pool_tokens < (1 - TOLERANCE) * r.max_model_len
-    if r.engine != "llama.cpp" and not r.boots and short:
+    if fit_model(r.engine) != "layer-split" and not r.boots and short:
         return (
             f"fit predicts it cannot boot on {r.rig}: a KV pool of {r.kv_pool_tokens:,} "
             f"tokens for one {r.max_model_len:,}-token request ({r.max_concurrency:.2f}x)"
@@ -132,7 +133,7 @@ def boots(ctx: CheckContext) -> Iterator[Finding]:
                 "fix the envelope, or add a caveat saying it does not boot there "
                 f"(see `profilegen fit {pid}`)"
             )
-            yield ctx.finding("fit-boots", where, why, hint=hint)
+            yield ctx.report(where, why, hint=hint)
 
 
 @rule(
@@ -144,7 +145,7 @@ def evidence(ctx: CheckContext) -> Iterator[Finding]:
     reg = ctx.registry
     for profile_id, index, message in check_names(reg):
         where = reg.where("profiles", profile_id, ("evidence", index))
-        yield ctx.finding("fit-evidence", where, message)
+        yield ctx.report(where, message)
     for rec, why in unpredictable(reg, ctx.usable_lock):
         where = reg.where("profiles", rec.profile, ("evidence", rec.index))
-        yield ctx.finding("fit-evidence", where, f"{rec.name}: fit cannot predict this boot: {why}")
+        yield ctx.report(where, f"{rec.name}: fit cannot predict this boot: {why}")

@@ -6,18 +6,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ...errors import Finding, Severity
-from ...render.context import ONE_NAME_ENGINES
+from ...families import family
 from ...render.estate import PORTS_RULE, ROUTES_RULE, Estate, plan_estate
 from .base import CheckContext, rule
 
 
 def _estates(ctx: CheckContext) -> list[Estate]:
-    cached = ctx.cache.get("gateway-estates")
-    if cached is None:
-        reg = ctx.registry
-        cached = [plan_estate(reg, reg.gateways[g], registered=True) for g in sorted(reg.gateways)]
-        ctx.cache["gateway-estates"] = cached
-    return cached  # type: ignore[return-value]
+    return ctx.shared(_plan_estates)
+
+
+def _plan_estates(ctx: CheckContext) -> list[Estate]:
+    reg = ctx.registry
+    return [plan_estate(reg, reg.gateways[g], registered=True) for g in sorted(reg.gateways)]
 
 
 @rule(
@@ -42,10 +42,10 @@ def served(ctx: CheckContext) -> Iterator[Finding]:
     for p in reg.concrete_profiles():
         engine = reg.engines[p.engine]
         names = p.serve.served_names
-        if engine.kind in ONE_NAME_ENGINES and len(names) > 1:
-            flag = "--alias" if engine.kind == "llama.cpp" else "--served-model-name"
-            yield ctx.finding(
-                "served-names",
+        kin = family(engine.kind)
+        if kin.served_names == "one" and len(names) > 1:
+            flag = kin.served_name_flag
+            yield ctx.report(
                 reg.where("profiles", p.id, ("serve", "served_names", 1)),
                 f"{engine.kind} takes one served name ({flag} {names[0]}): "
                 f"{', '.join(names[1:])} would never be served",
@@ -53,8 +53,7 @@ def served(ctx: CheckContext) -> Iterator[Finding]:
             )
         for j, alias in enumerate(p.serve.gateway_aliases):
             if alias in names:
-                yield ctx.finding(
-                    "served-names",
+                yield ctx.report(
                     reg.where("profiles", p.id, ("serve", "gateway_aliases", j)),
                     f"gateway alias {alias!r} is already a served name of {p.id}",
                     hint="drop it from serve.gateway_aliases",

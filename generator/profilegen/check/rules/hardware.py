@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ...errors import Finding, Location
+from ...families import family
 from ...model import Profile
 from ...model.common import Requirements
 from .base import CheckContext, rule
@@ -33,31 +34,28 @@ def tensor_parallel(ctx: CheckContext) -> Iterator[Finding]:
         rig = reg.rigs[p.rig]
         tp = p.envelope.tp
         engine = reg.engines[p.engine]
-        if engine.kind == "llama.cpp":
-            # llama.cpp splits layers, not heads: only the card count matters.
+        if family(engine.kind).single_process:
+            # One process splits layers, not heads (llama.cpp): only the card count matters.
             if tp > rig.count:
-                yield ctx.finding(
-                    "hw-tp", _at(ctx, p, "envelope", "tp"), f"{tp} cards on a {rig.count}-card rig"
+                yield ctx.report(
+                    _at(ctx, p, "envelope", "tp"), f"{tp} cards on a {rig.count}-card rig"
                 )
             continue
         if arch.num_attention_heads % tp:
-            yield ctx.finding(
-                "hw-tp",
+            yield ctx.report(
                 _at(ctx, p, "envelope", "tp"),
                 f"TP {tp} does not divide the {arch.num_attention_heads} attention heads of {p.model}",
                 hint="use a TP that divides " + str(arch.num_attention_heads),
             )
         kv = arch.num_kv_heads
         if kv % tp and tp % kv:
-            yield ctx.finding(
-                "hw-tp",
+            yield ctx.report(
                 _at(ctx, p, "envelope", "tp"),
                 f"TP {tp} neither divides nor is a multiple of the {kv} KV heads",
                 hint=f"per-card KV heads = max(1, {kv} // TP) only works when one divides the other",
             )
         if tp > rig.count:
-            yield ctx.finding(
-                "hw-tp",
+            yield ctx.report(
                 _at(ctx, p, "envelope", "tp"),
                 f"TP {tp} needs {tp} GPUs, rig {rig.id} has {rig.count}",
             )
@@ -74,8 +72,7 @@ def kv_dtype(ctx: CheckContext) -> Iterator[Finding]:
         gpu = reg.gpus[reg.rigs[p.rig].gpu]
         known = engine.kv_cache_dtypes
         if known and env.kv_cache_dtype is not None and env.kv_cache_dtype not in known:
-            yield ctx.finding(
-                "hw-kv-dtype",
+            yield ctx.report(
                 _at(ctx, p, "envelope", "kv_cache_dtype"),
                 f"{engine.kind} does not know KV dtype {env.kv_cache_dtype!r}",
                 hint="one of " + ", ".join(engine.kv_cache_dtypes),
@@ -84,8 +81,7 @@ def kv_dtype(ctx: CheckContext) -> Iterator[Finding]:
         backend = env.attention_backend
         accepted = gpu.kv_dtypes_by_backend.get(backend or "")
         if backend and accepted is not None and (env.kv_cache_dtype or "auto") not in accepted:
-            yield ctx.finding(
-                "hw-kv-dtype",
+            yield ctx.report(
                 _own(ctx, p, ("envelope", "kv_cache_dtype"), ("envelope", "attention_backend")),
                 f"{p.id}: {backend} on {gpu.name} (sm {gpu.sm}) does not take {env.kv_cache_dtype} KV",
                 hint=f"{backend} takes {', '.join(accepted)}; fp8 KV needs another backend",
@@ -136,8 +132,7 @@ def requirements(ctx: CheckContext) -> Iterator[Finding]:
             drafter = reg.drafters[p.drafter.id]
             owners.append((f"drafter {drafter.id}", drafter.requires, ("drafter", "id")))
             if drafter.models and p.model not in drafter.models:
-                yield ctx.finding(
-                    "requirements",
+                yield ctx.report(
                     _at(ctx, p, "drafter", "id"),
                     f"drafter {drafter.id} is not made for model {p.model}",
                     hint="it drafts for " + ", ".join(drafter.models),
@@ -147,8 +142,7 @@ def requirements(ctx: CheckContext) -> Iterator[Finding]:
                 and reg.models[p.model].architecture.mtp_layers == 0
                 and drafter.method == "mtp"
             ):
-                yield ctx.finding(
-                    "requirements",
+                yield ctx.report(
                     _at(ctx, p, "drafter", "id"),
                     f"{p.model} has no built-in MTP head",
                 )
@@ -158,9 +152,7 @@ def requirements(ctx: CheckContext) -> Iterator[Finding]:
             for field, problem in _requirement_problems(req, p, kind):
                 where = _at(ctx, p, *field.split(".")) if "." in field else _at(ctx, p, *node)
                 reason = f" ({req.reason})" if req.reason else ""
-                yield ctx.finding(
-                    "requirements", where, f"{owner} cannot run with {problem}{reason}"
-                )
+                yield ctx.report(where, f"{owner} cannot run with {problem}{reason}")
 
 
 @rule(
@@ -177,15 +169,13 @@ def memory(ctx: CheckContext) -> Iterator[Finding]:
         cap = rig.policy.max_gpu_memory_utilization
         util = env.gpu_memory_utilization
         if cap is not None and util is not None and util > cap:
-            yield ctx.finding(
-                "hw-memory",
+            yield ctx.report(
                 _at(ctx, p, "envelope", "gpu_memory_utilization"),
                 f"utilization {util} exceeds rig {rig.id}'s policy of {cap}",
                 hint=rig.policy.reason,
             )
         if env.max_model_len > arch.max_position_embeddings:
-            yield ctx.finding(
-                "hw-memory",
+            yield ctx.report(
                 _at(ctx, p, "envelope", "max_model_len"),
                 f"max_model_len {env.max_model_len} exceeds {p.model}'s maximum of {arch.max_position_embeddings}",
             )
@@ -195,8 +185,7 @@ def memory(ctx: CheckContext) -> Iterator[Finding]:
         if env.offload is not None and env.host_ram is not None:
             budget += env.host_ram.bytes
         if weights is not None and weights > budget and (env.offload is None or env.host_ram):
-            yield ctx.finding(
-                "hw-memory",
+            yield ctx.report(
                 _at(ctx, p, "weights"),
                 f"weights of {weights / 2**30:.1f} GiB do not fit {cards} x {gpu.name} at utilization {util or 1.0}",
                 hint="use more cards (TP) or a smaller quantization",

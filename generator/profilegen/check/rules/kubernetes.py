@@ -67,8 +67,7 @@ def loader_images(ctx: CheckContext) -> Iterator[Finding]:
         if ("settings", "settings") in registry.sources
         else Location(SETTINGS)
     )
-    yield ctx.finding(
-        "k8s-loader",
+    yield ctx.report(
         where,
         f"{len(lacking)} profile(s) cannot load their weights on a cluster ({named}): engines "
         f"{', '.join(sorted(engines))} have no Python with huggingface_hub in their image and "
@@ -89,15 +88,13 @@ def _findings(ctx: CheckContext, rule_id: str) -> Iterator[Finding]:
 def _problems(ctx: CheckContext) -> dict[str, list[Problem]]:
     """Each rendered profile's problems, reused while nothing the profile reads has changed
     (unless the k8s/ tree is checked in, when `check` builds every profile anyway)."""
-    cached = ctx.cache.get("k8s-problems")
-    if isinstance(cached, dict):
-        return cached
+    return ctx.shared(_all_problems)
+
+
+def _all_problems(ctx: CheckContext) -> dict[str, list[Problem]]:
     if ctx.registry.settings.kubernetes.checked_in:
-        out = {pid: _of(pid, built) for pid, built in ctx.k8s.items()}
-    else:
-        out = _stored(ctx)
-    ctx.cache["k8s-problems"] = out
-    return out
+        return {pid: _of(pid, built) for pid, built in ctx.k8s.items()}
+    return _stored(ctx)
 
 
 def _stored(ctx: CheckContext) -> dict[str, list[Problem]]:

@@ -25,8 +25,7 @@ def _unresolved(ctx: CheckContext, use: ArtifactUse) -> Finding:
     users = ", ".join(use.used_by[:3]) + (
         f" and {len(use.used_by) - 3} more" if len(use.used_by) > 3 else ""
     )
-    return ctx.finding(
-        "lock",
+    return ctx.report(
         use.location,
         f"artifact {use.key} (used by {users}) is locked from declared facts only: no commit, "
         "file sizes or sha256 to verify a download against",
@@ -40,12 +39,10 @@ def _unresolved(ctx: CheckContext, use: ArtifactUse) -> Finding:
 def lock(ctx: CheckContext) -> Iterator[Finding]:
     locked = ctx.lock
     if isinstance(locked, LockError):
-        yield ctx.finding("lock", Location(LOCK_NAME), str(locked).removeprefix(f"{LOCK_NAME}: "))
+        yield ctx.report(Location(LOCK_NAME), str(locked).removeprefix(f"{LOCK_NAME}: "))
         return
     if locked is None:
-        yield ctx.finding(
-            "lock", Location(LOCK_NAME), "lock file is missing", hint="run `profilegen lock`"
-        )
+        yield ctx.report(Location(LOCK_NAME), "lock file is missing", hint="run `profilegen lock`")
         return
     for use in artifact_uses(ctx.registry):
         entry = locked.artifacts.get(use.key)
@@ -62,15 +59,13 @@ def _artifact(
 ) -> Iterator[Finding]:
     """An artifact's entry: present, current, resolved (or said not to be) and sound."""
     if entry is None:
-        yield ctx.finding(
-            "lock",
+        yield ctx.report(
             use.location,
             f"artifact {use.key} ({use.artifact.repo}) is not in {LOCK_NAME}",
             hint="run `profilegen lock`",
         )
     elif not entry_matches(use, entry):
-        yield ctx.finding(
-            "lock",
+        yield ctx.report(
             use.location,
             f"artifact {use.key} changed since {LOCK_NAME} was written",
             hint="run `profilegen lock`",
@@ -79,15 +74,13 @@ def _artifact(
         if use.used_by:
             yield _unresolved(ctx, use)
     elif problems := resolved_problems(use, entry):
-        yield ctx.finding(
-            "lock",
+        yield ctx.report(
             use.location,
             f"{LOCK_NAME} entry of artifact {use.key} {problems[0]}: it cannot vouch for the files",
             hint="run `profilegen lock` with network access to record it again",
         )
     elif use.artifact.pinned and entry.get("commit") != use.artifact.revision:
-        yield ctx.finding(
-            "lock",
+        yield ctx.report(
             use.location,
             f"artifact {use.key} is pinned to {use.artifact.revision}, the lock has {entry.get('commit')}",
             hint="run `profilegen lock`",
@@ -99,8 +92,7 @@ def _escaping(
 ) -> Iterator[Finding]:
     """Names of files a tampered lock entry records outside the model folder: at their line."""
     for name, problem, before in names:
-        yield ctx.finding(
-            "lock",
+        yield ctx.report(
             Location(LOCK_NAME, line_of(locked.text, key, name, before)),
             f"artifact {key} records the file name {shown(name)}, which {problem}: fetch and "
             "verify would not open it",
@@ -117,22 +109,19 @@ def _patches(ctx: CheckContext, locked: Lock) -> Iterator[Finding]:
         where = reg.where("patches", patch_id, ("source", "files", files.index(path)))
         got = locked.patches.get(key)
         if got is None:
-            yield ctx.finding(
-                "lock",
+            yield ctx.report(
                 where,
                 f"remote patch file {key} is not in {LOCK_NAME}",
                 hint="run `profilegen lock`",
             )
         elif got != pin:
-            yield ctx.finding(
-                "lock",
+            yield ctx.report(
                 where,
                 f"remote patch file {key} does not agree with {LOCK_NAME}",
                 hint="a pin changed: verify the new file, then run `profilegen lock`",
             )
     for key in sorted(set(locked.patches) - set(pins)):
-        yield ctx.finding(
-            "lock",
+        yield ctx.report(
             Location(LOCK_NAME),
             f"{key} is locked but no patch pins it",
             hint="run `profilegen lock`",

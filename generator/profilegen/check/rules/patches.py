@@ -21,16 +21,15 @@ def vendored(ctx: CheckContext) -> Iterator[Finding]:
             path = ctx.root / patch.vendored_dir / f.path
             name = f"{patch.vendored_dir}/{f.path}"
             if not path.exists() and not path.is_symlink():
-                yield ctx.finding("patch-vendored", where, f"vendored file {name} is missing")
+                yield ctx.report(where, f"vendored file {name} is missing")
                 continue
             try:
                 content = read_inside(ctx.root, path, MAX_VENDORED_FILE)
             except Refused as exc:
-                yield ctx.finding("patch-vendored", where, f"vendored file {name} {exc}")
+                yield ctx.report(where, f"vendored file {name} {exc}")
                 continue
             if sha256_hex(content) != f.sha256 or len(content) != f.size:
-                yield ctx.finding(
-                    "patch-vendored",
+                yield ctx.report(
                     where,
                     f"{name} does not match its pin",
                     hint=f"file has sha256 {sha256_hex(content)} and {len(content)} bytes",
@@ -47,8 +46,7 @@ def _orphan_folders(ctx: CheckContext) -> Iterator[Finding]:
             continue
         rel = entry.relative_to(ctx.root).as_posix()
         rel = foreign(rel) or rel  # a name that is not UTF-8, its bytes escaped
-        yield ctx.finding(
-            "patch-vendored",
+        yield ctx.report(
             Location(rel),
             f"{rel.rsplit('/', 1)[-1]} belongs to no vendored patch: it is not read",
             hint="registry/patches/files/<patch-id>/ holds the files of that vendored patch",
@@ -63,15 +61,13 @@ def engine(ctx: CheckContext) -> Iterator[Finding]:
         for i, patch_id in enumerate(profile.patches):
             patch = reg.patches[patch_id]
             if patch.engine != profile.engine:
-                yield ctx.finding(
-                    "patch-engine",
+                yield ctx.report(
                     reg.where("profiles", profile.id, ("patches", i)),
                     f"patch {patch_id} targets engine {patch.engine}, the profile runs {profile.engine}",
                     hint="patches are pinned to one image; port the patch or drop it",
                 )
         if len(set(profile.patches)) != len(profile.patches):
-            yield ctx.finding(
-                "patch-engine",
+            yield ctx.report(
                 reg.where("profiles", profile.id, ("patches",)),
                 "a patch is listed twice",
             )
@@ -94,7 +90,11 @@ def _mount_targets(text: str) -> list[str] | None:
         return None
 
 
-@rule("patch-mount", "every patch mount in a generated compose belongs to a listed patch")
+@rule(
+    "patch-mount",
+    "every patch mount in a generated compose belongs to a listed patch",
+    kind="generated",
+)
 def mounts(ctx: CheckContext) -> Iterator[Finding]:
     reg = ctx.registry
     for profile in reg.concrete_profiles():
@@ -109,13 +109,10 @@ def mounts(ctx: CheckContext) -> Iterator[Finding]:
         if compose is not None:
             targets = _mount_targets(compose.decode("utf-8", errors="replace"))
             if targets is None:
-                yield ctx.finding(
-                    "patch-mount", Location(compose_rel, 1), "generated compose cannot be parsed"
-                )
+                yield ctx.report(Location(compose_rel, 1), "generated compose cannot be parsed")
             for target in targets or []:
                 if target.startswith(root) and target not in listed:
-                    yield ctx.finding(
-                        "patch-mount",
+                    yield ctx.report(
                         Location(compose_rel, _line_of(compose, target)),
                         f"mount {target} belongs to no patch of {profile.id}",
                         hint="regenerate with `profilegen render --all`",
@@ -125,13 +122,10 @@ def mounts(ctx: CheckContext) -> Iterator[Finding]:
             try:
                 ids = [p["id"] for p in json.loads(manifest)["patches"]]
             except (ValueError, KeyError, TypeError):
-                yield ctx.finding(
-                    "patch-mount", Location(manifest_rel, 1), "patch manifest cannot be read"
-                )
+                yield ctx.report(Location(manifest_rel, 1), "patch manifest cannot be read")
                 continue
             if ids != list(profile.patches):
-                yield ctx.finding(
-                    "patch-mount",
+                yield ctx.report(
                     Location(manifest_rel, 1),
                     f"manifest applies {ids}, the profile lists {list(profile.patches)}",
                     hint="regenerate with `profilegen render --all`",

@@ -6,7 +6,7 @@ import ipaddress
 from collections.abc import Iterator
 
 from ...errors import Finding, Location, Severity
-from ...render.context import API_KEY_VIA
+from ...families import family, kinds
 from .base import CheckContext, rule
 
 SETTINGS = "registry/settings.yaml"
@@ -34,15 +34,14 @@ def open_port(ctx: CheckContext) -> Iterator[Finding]:
     named = ", ".join(open_ids[:SHOWN])
     if len(open_ids) > SHOWN:
         named += f" and {len(open_ids) - SHOWN} more"
-    no_key = " and ".join(sorted(kind for kind, via in API_KEY_VIA.items() if via is None))
+    no_key = " and ".join(sorted(k for k in kinds() if family(k).api_key_via is None))
     set_here = ("settings", "settings") in registry.sources
     where = (
         registry.where("settings", "settings", ("serving", "api_key"))
         if set_here
         else Location(SETTINGS)
     )
-    yield ctx.finding(
-        "open-port",
+    yield ctx.report(
         where,
         f"{len(open_ids)} profile(s) publish their port on every interface and serve anyone "
         f"who reaches it unless API_KEY is set: {named}",
@@ -64,10 +63,9 @@ def api_key_engine(ctx: CheckContext) -> Iterator[Finding]:
             continue
         kind = registry.engines[p.engine].kind
         if (p.serve.api_key or registry.settings.serving.api_key) == "required" and (
-            API_KEY_VIA[kind] is None
+            family(kind).api_key_via is None
         ):
-            yield ctx.finding(
-                "api-key-engine",
+            yield ctx.report(
                 registry.where("profiles", p.id, ("serve", "api_key")),
                 f"{p.id}: requires an API key, but {kind} takes one only on its command line, "
                 "where every process on the host can read it: it would never boot",

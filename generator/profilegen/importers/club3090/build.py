@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import UsageError
+from ...families import family as engine_family
 from .catalog import Entry
 from .compose import ComposeFile, parse_compose
 from .engines import BUILDS, EngineBuild
@@ -171,7 +172,11 @@ class Importer:
     def _all_reduce(env: dict[str, Any], script: ScriptFacts, family: str) -> None:
         if script.custom_all_reduce == "off":
             env["custom_all_reduce"] = "off"
-        elif script.custom_all_reduce is None and family == "vllm" and not script.nvlink_detection:
+        elif (
+            script.custom_all_reduce is None
+            and not engine_family(family).single_process
+            and not script.nvlink_detection
+        ):
             env["custom_all_reduce"] = "on"
 
     @staticmethod
@@ -229,7 +234,7 @@ class Importer:
         if "max_model_len" not in env:
             arch = self.out.models[data["model"]]["architecture"]
             env["max_model_len"] = arch["max_position_embeddings"]
-            if family == "llama.cpp":
+            if engine_family(family).auto_context:
                 env["auto_context"] = True  # the engine sizes it; no flag, as upstream
             else:
                 notes.append("no context flag: the model's maximum, which profilegen passes")

@@ -6,6 +6,7 @@ import posixpath
 import re
 from typing import Any
 
+from ...families import family as engine_family
 from .flags import Facts
 from .models import SPEC_METHODS
 from .script import ScriptFacts
@@ -48,7 +49,7 @@ def spec_use(
 ) -> tuple[int | None, dict[str, Any], str | None]:
     """(width, extra DrafterUse fields, llama --spec-type) the compose configures."""
     extra: dict[str, Any] = {}
-    if family == "vllm":
+    if engine_family(family).spec_style == "json":
         return script.spec_default, extra, None
     types = [str(t) for t in facts.values.get("spec_types", [])]
     # Several drafting stages: the one whose width follows SPEC_N is the drafter, the others

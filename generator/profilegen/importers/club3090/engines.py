@@ -73,7 +73,7 @@ def engine_id(build: str, image: str) -> str:
         return f"{build}-{re.sub(r'[^a-z0-9._-]', '-', image.lower())[:40]}"
     tag = (match["tag"] or "").removeprefix("server-cuda-")
     if tag:
-        return f"{build}-{tag}" if build != "vllm" or tag.startswith("v") else f"vllm-{tag}"
+        return f"{build}-{tag}"
     return f"{build}-{match['digest'][7:19]}"
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import UsageError
+from ...families import family as engine_family
 from .catalog import Entry
 from .compose import ComposeFile
 from .drafters import draft_artifact, drafter_entity, method_of, spec_use
@@ -68,7 +69,7 @@ class Entities:
 
     def engine(self, build_dir: str, compose: ComposeFile) -> EngineBuild:
         mount = next(((v.target, v.read_only) for v in compose.volumes if v.target in MOUNTS), None)
-        mount = mount or ("/models" if BUILDS[build_dir][0] == "llama.cpp" else MOUNTS[0], False)
+        mount = mount or (engine_family(BUILDS[build_dir][0]).model_mount, False)
         build = new_build(build_dir, compose.image, compose.image_var, mount)
         return self.out.engines.setdefault(build.id, build)
 
@@ -215,7 +216,7 @@ class Entities:
             return None
         ident = str(ident)
         up = self.up_drafters.get(ident)
-        if family == "llama.cpp" and spec_type:
+        if engine_family(family).spec_style == "types" and spec_type:
             method = method_of(up, None, spec_type)
             engine.spec_types.setdefault(method, spec_type)
         else:

@@ -65,7 +65,8 @@ VLLM_TUNABLES = [
     _t("MAMBA_SSM_CACHE_DTYPE", "profile.envelope.mamba_ssm_cache_dtype", "word", "element type of the linear-attention recurrent state"),
     _t("ATTN_BACKEND", "profile.envelope.attention_backend", "word", "attention backend (FLASH_ATTN takes only 16-bit KV on Ampere)"),
     _t("CG_MAX", "profile.envelope.cudagraph_max_capture", "int", "largest batch size captured as a CUDA graph"),
-    _t("VLLM_V2_CUDAGRAPH_MEM_MIB", "profile.envelope.cudagraph_mem_mib", "int", "MiB reserved for CUDA graphs"),
+    # Read by the hybrid-KV patch from its environment, not passed as a flag.
+    {**_t("VLLM_V2_CUDAGRAPH_MEM_MIB", "profile.envelope.cudagraph_mem_mib", "int", "MiB reserved for CUDA graphs"), "reaches": "environment"},
     SPEC_N,
     _t("ENABLE_THINKING", "profile.serve.chat_template_kwargs.enable_thinking", "bool", "default for the chat template's thinking switch"),
     _t("REASONING_EFFORT", "profile.serve.chat_template_kwargs.reasoning_effort", "word", "default reasoning effort passed to the chat template"),

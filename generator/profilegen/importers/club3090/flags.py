@@ -205,8 +205,12 @@ class Facts:
     deviations: list[dict[str, str]] = field(default_factory=list)
 
 
+# The upstream command lines' flags each family's dialect reads back into facts.
+DIALECTS = {"vllm": (VLLM, VLLM_SPELLING), "llama.cpp": (LLAMA, LLAMA_SPELLING)}
+
+
 def read_flags(words: list[str], family: str) -> Facts:
-    table, spell = (VLLM, VLLM_SPELLING) if family == "vllm" else (LLAMA, LLAMA_SPELLING)
+    table, spell = DIALECTS.get(family, DIALECTS["llama.cpp"])
     facts = Facts()
     for flag, values in group_flags(_expand_flag_words(words, facts)):
         if flag is None or flag not in table:

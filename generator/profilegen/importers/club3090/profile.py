@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...families import family as engine_family
 from .catalog import Entry
 from .compose import ComposeFile
 from .envmap import MANAGED, env_spec, template_kwargs
@@ -101,8 +102,9 @@ def drafter_facts(facts: Facts) -> dict[str, Any]:
 def serve(facts: Facts, script: ScriptFacts, compose: ComposeFile, family: str) -> dict[str, Any]:
     out = {k.removeprefix("serve."): v for k, v in facts.values.items() if k.startswith("serve.")}
     kwargs = dict(out.get("chat_template_kwargs") or {})
-    if family == "llama.cpp":
-        kwargs.update(template_kwargs(compose.env.get("LLAMA_ARG_CHAT_TEMPLATE_KWARGS")))
+    prefix = engine_family(family).env_flag_prefix
+    if prefix is not None:
+        kwargs.update(template_kwargs(compose.env.get(f"{prefix}CHAT_TEMPLATE_KWARGS")))
         reasoning = facts.values.get("reasoning")
         if reasoning in ("on", "off"):
             kwargs["enable_thinking"] = reasoning == "on"
@@ -153,7 +155,9 @@ def environment(compose: ComposeFile, family: str, notes: list[str]) -> dict[str
 
 
 def _patch_path_only(raw: Any) -> bool:
-    entries = [e for e in str(raw or "").split(":") if e]
+    """PYTHONPATH naming patch folders only (and what it already held, `${PYTHONPATH:-}`)."""
+    text = re.sub(r"\$\{PYTHONPATH(:?-)?\}", "", str(raw or ""))
+    entries = [e for e in text.split(":") if e]
     return bool(entries) and all(e.startswith("/etc/club3090/") for e in entries)
 
 

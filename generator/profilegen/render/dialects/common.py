@@ -9,14 +9,14 @@ from ..command import Arg
 if TYPE_CHECKING:
     from ..context import Context
 
-# Sampler fields -> (tunable, JSON key).
+# Sampler fields, in the order the JSON document lists them.
 SAMPLER = (
-    ("temperature", "TEMP"),
-    ("top_p", "TOP_P"),
-    ("top_k", "TOP_K"),
-    ("min_p", "MIN_P"),
-    ("presence_penalty", "PRESENCE_PENALTY"),
-    ("repetition_penalty", "REPEAT_PENALTY"),
+    "temperature",
+    "top_p",
+    "top_k",
+    "min_p",
+    "presence_penalty",
+    "repetition_penalty",
 )
 
 
@@ -49,8 +49,8 @@ def sampler_json(ctx: Context) -> dict[str, Any] | None:
     if sampler is None:
         return None
     out: dict[str, Any] = {}
-    for key, env in SAMPLER:
+    for key in SAMPLER:
         value = getattr(sampler, key)
         if value is not None:
-            out[key] = ctx.slot(env, value)
+            out[key] = ctx.slot(f"serve.sampler.{key}", value)
     return out

@@ -20,9 +20,8 @@ SAMPLER_FLAGS = {
     "presence_penalty": "--presence-penalty",
     "repetition_penalty": "--repeat-penalty",
 }
-
-# llama.cpp's server image has no Python: another image loads its weights.
-IMAGE_HAS_HUB_CLIENT = False
+# The fact llama-server's --reasoning carries (on, off or auto, from its tunable).
+THINKING = "serve.chat_template_kwargs.enable_thinking"
 
 
 def build(ctx: Context) -> EngineCommand:
@@ -42,31 +41,31 @@ def _file(ctx: Context, artifact: Any) -> str:
 def _args(ctx: Context) -> list[Arg | None]:
     p, env, f = ctx.profile, ctx.profile.envelope, ctx.fact
     serve = p.serve
-    kv = ctx.value("KV_TYPE", env.kv_cache_dtype)
+    kv = ctx.value("envelope.kv_cache_dtype", env.kv_cache_dtype)
     # Without names of its own, llama-server answers to its weights path: no --alias.
     alias = ctx.served_names[0] if ctx.profile.serve.served_names else None
     return [
         f("model", "-m", _file(ctx, ctx.weights)),
         f("mmproj", "--mmproj", _file(ctx, ctx.mmproj) if ctx.mmproj else None),
         f("served_names", "--alias", alias),
-        f("max_model_len", "-c", ctx.value("CTX_SIZE", env.context_flag)),
-        f("batch_size", "-b", ctx.value("BATCH_SIZE", env.batch_size)),
-        f("ubatch_size", "-ub", ctx.value("UBATCH_SIZE", env.ubatch_size)),
+        f("max_model_len", "-c", ctx.value("envelope.context_flag", env.context_flag)),
+        f("batch_size", "-b", ctx.value("envelope.batch_size", env.batch_size)),
+        f("ubatch_size", "-ub", ctx.value("envelope.ubatch_size", env.ubatch_size)),
         f("gpu_layers", "-ngl", env.gpu_layers),
-        f("split_mode", "-sm", ctx.value("SPLIT_MODE", env.split_mode)),
+        f("split_mode", "-sm", ctx.value("envelope.split_mode", env.split_mode)),
         f("tensor_split", "-ts",
-          ctx.value("TENSOR_SPLIT", ",".join(f"{x:g}" for x in env.tensor_split) or None)),
+          ctx.value("envelope.tensor_split", ",".join(f"{x:g}" for x in env.tensor_split) or None)),
         ctx.onoff("flash_attn", "-fa", env.flash_attn),
         f("cache_type_k", "--cache-type-k", kv),
         f("cache_type_v", "--cache-type-v",
-          kv if env.kv_cache_dtype_v is None else ctx.value("KV_TYPE_V", env.kv_cache_dtype_v)),
-        f("max_num_seqs", "-np", ctx.value("NP", env.max_num_seqs)),
+          kv if env.kv_cache_dtype_v is None else ctx.value("envelope.kv_cache_dtype_v", env.kv_cache_dtype_v)),
+        f("max_num_seqs", "-np", ctx.value("envelope.max_num_seqs", env.max_num_seqs)),
         ctx.switch("jinja", serve.jinja or None, "--jinja", None),
         f("chat_template", "--chat-template-file", serve.chat_template),
         f("reasoning", "--reasoning", _reasoning(ctx)),
         f("reasoning_budget", "--reasoning-budget", serve.reasoning_budget),
         f("reasoning_parser", "--reasoning-format",
-          ctx.value("REASONING_FORMAT", serve.reasoning_parser)),
+          ctx.value("serve.reasoning_parser", serve.reasoning_parser)),
         f("chat_template_kwargs", "--chat-template-kwargs", _kwargs(ctx)),
         *_sampler(ctx),
         *_runtime(ctx),
@@ -115,7 +114,7 @@ def _context_override(ctx: Context) -> Arg | None:
     key = ctx.profile.runtime.context_length_key
     if key is None:
         return None
-    context = ctx.value("CTX_SIZE", ctx.profile.envelope.max_model_len)
+    context = ctx.value("envelope.context_flag", ctx.profile.envelope.max_model_len)
     word = Joined((f"{key}=int:", context)) if isinstance(context, Var) else f"{key}=int:{context}"
     return ctx.fact("context_length_key", "--override-kv", word)
 
@@ -133,7 +132,7 @@ def _draft_placement(ctx: Context) -> list[Arg | None]:
 
 
 def _reasoning(ctx: Context) -> Any:
-    if "REASONING" in ctx.tunables:
+    if THINKING in ctx.by_field:
         return Var("pg_reasoning")  # on, off or auto: normalised by the entrypoint
     thinking = ctx.profile.serve.chat_template_kwargs.get("enable_thinking")
     return None if thinking is None else ("on" if thinking else "off")
@@ -142,7 +141,11 @@ def _reasoning(ctx: Context) -> Any:
 def _kwargs(ctx: Context) -> Json | None:
     """enable_thinking travels as --reasoning; the other kwargs reach the template as JSON."""
     kw = ctx.profile.serve.chat_template_kwargs
-    rest = {k: ctx.slot(k.upper(), v) for k, v in kw.items() if k != "enable_thinking"}
+    rest = {
+        k: ctx.slot(f"serve.chat_template_kwargs.{k}", v)
+        for k, v in kw.items()
+        if k != "enable_thinking"
+    }
     return Json(rest) if rest else None
 
 
@@ -151,8 +154,8 @@ def _sampler(ctx: Context) -> list[Arg | None]:
     if sampler is None:
         return []
     return [
-        ctx.fact(key, SAMPLER_FLAGS[key], ctx.value(env, getattr(sampler, key)))
-        for key, env in SAMPLER
+        ctx.fact(key, SAMPLER_FLAGS[key], ctx.value(f"serve.sampler.{key}", getattr(sampler, key)))
+        for key in SAMPLER
     ]
 
 
@@ -165,7 +168,7 @@ def _spec(ctx: Context) -> tuple[Arg, ...]:
     args = []
     if ctx.engine.spec_style == "compound" and spec_type is not None:
         # ik_llama: `--spec-type mtp:n_max=N,p_min=P`, the width inside the value.
-        parts: list[str | Var] = [f"{spec_type}:n_max=", Var("SPEC_N")]
+        parts: list[str | Var] = [f"{spec_type}:n_max=", ctx.var("drafter.width")]
         if use.min_probability is not None:
             parts.append(f",p_min={use.min_probability}")
         args.append(Arg(flag, (Joined(tuple(parts)),), "drafter"))
@@ -176,5 +179,5 @@ def _spec(ctx: Context) -> tuple[Arg, ...]:
         args.append(Arg(ctx.flag("spec_draft_model", "--spec-draft-model"), (path,), "drafter"))
     if use.pass_width and ctx.engine.spec_style == "flags":
         width = ctx.flag("spec_width", "--spec-draft-n-max")
-        args.append(Arg(width, (Var("SPEC_N"),), "drafter"))
+        args.append(Arg(width, (ctx.var("drafter.width"),), "drafter"))
     return tuple(args) + tuple(spec_extra_args(ctx))

@@ -12,9 +12,6 @@ if TYPE_CHECKING:
 
 ALGORITHMS = {"eagle3": "EAGLE3", "eagle": "EAGLE", "mtp": "NEXTN", "dflash": "DFLASH"}
 
-# The SGLang image runs Python with huggingface_hub (a dependency of SGLang).
-IMAGE_HAS_HUB_CLIENT = True
-
 
 def build(ctx: Context) -> EngineCommand:
     return EngineCommand(
@@ -31,14 +28,14 @@ def _args(ctx: Context) -> list[Arg | None]:
     return [
         f("model", "--model-path", ctx.model_path(ctx.weights.local_dir, subfolder=ctx.weights.subfolder)),
         f("served_names", "--served-model-name", *ctx.served_names),
-        f("tp", "--tp-size", ctx.value("TP", env.tp)),
+        f("tp", "--tp-size", ctx.value("envelope.tp", env.tp)),
         f("dtype", "--dtype", env.dtype),
-        f("quantization", "--quantization", ctx.value("QUANTIZATION", env.quantization)),
-        f("kv_cache_dtype", "--kv-cache-dtype", ctx.value("KV_CACHE_DTYPE", env.kv_cache_dtype)),
-        f("max_model_len", "--context-length", ctx.value("CONTEXT_LENGTH", env.max_model_len)),
+        f("quantization", "--quantization", ctx.value("envelope.quantization", env.quantization)),
+        f("kv_cache_dtype", "--kv-cache-dtype", ctx.value("envelope.kv_cache_dtype", env.kv_cache_dtype)),
+        f("max_model_len", "--context-length", ctx.value("envelope.max_model_len", env.max_model_len)),
         f("gpu_memory_utilization", "--mem-fraction-static",
-          ctx.value("GPU_MEMORY_UTILIZATION", env.gpu_memory_utilization)),
-        f("max_num_seqs", "--max-running-requests", ctx.value("MAX_RUNNING_REQUESTS", env.max_num_seqs)),
+          ctx.value("envelope.gpu_memory_utilization", env.gpu_memory_utilization)),
+        f("max_num_seqs", "--max-running-requests", ctx.value("envelope.max_num_seqs", env.max_num_seqs)),
         f("attention_backend", "--attention-backend", env.attention_backend),
         f("max_num_batched_tokens", "--chunked-prefill-size", env.max_num_batched_tokens),
         ctx.switch("trust_remote_code", bool(ctx.model.trust_remote_code or serve.trust_remote_code) or None,
@@ -67,7 +64,7 @@ def _spec(ctx: Context) -> tuple[Arg, ...]:
     if drafter.method in ("eagle3", "eagle", "mtp"):
         # Chain drafting (top-k 1): SPEC_N steps propose SPEC_N tokens, verified with the root.
         args += [
-            Arg("--speculative-num-steps", (Var("SPEC_N"),), "drafter"),
+            Arg("--speculative-num-steps", (ctx.var("drafter.width"),), "drafter"),
             Arg("--speculative-eagle-topk", (1,), "drafter"),
             Arg("--speculative-num-draft-tokens", (Var("pg_draft_tokens"),), "drafter"),
         ]

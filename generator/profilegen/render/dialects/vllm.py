@@ -10,9 +10,6 @@ from .common import extra_args, sampler_json, spec_extra_args
 if TYPE_CHECKING:
     from ..context import Context
 
-# The vLLM image runs Python with huggingface_hub (a dependency of vLLM).
-IMAGE_HAS_HUB_CLIENT = True
-
 
 def build(ctx: Context) -> EngineCommand:
     return EngineCommand(
@@ -25,28 +22,31 @@ def build(ctx: Context) -> EngineCommand:
 def _args(ctx: Context) -> list[Arg | None]:
     p, env, f = ctx.profile, ctx.profile.envelope, ctx.fact
     serve = p.serve
-    kw = {k: ctx.slot(k.upper(), v) for k, v in serve.chat_template_kwargs.items()}
+    kw = {
+        k: ctx.slot(f"serve.chat_template_kwargs.{k}", v)
+        for k, v in serve.chat_template_kwargs.items()
+    }
     sampler = sampler_json(ctx)
     return [
         f("model", "--model", ctx.model_path(ctx.weights.local_dir, subfolder=ctx.weights.subfolder)),
         f("served_names", "--served-model-name", *ctx.served_names),
         f("quantization", "--quantization", env.quantization),
         f("dtype", "--dtype", env.dtype),
-        f("tp", "--tensor-parallel-size", ctx.value("TP", env.tp)),
-        f("pp", "--pipeline-parallel-size", ctx.value("PP", env.pp)),
-        f("max_model_len", "--max-model-len", ctx.value("MAX_MODEL_LEN", env.max_model_len)),
+        f("tp", "--tensor-parallel-size", ctx.value("envelope.tp", env.tp)),
+        f("pp", "--pipeline-parallel-size", ctx.value("envelope.pp", env.pp)),
+        f("max_model_len", "--max-model-len", ctx.value("envelope.max_model_len", env.max_model_len)),
         f("gpu_memory_utilization", "--gpu-memory-utilization",
-          ctx.value("GPU_MEMORY_UTILIZATION", env.gpu_memory_utilization)),
-        f("max_num_seqs", "--max-num-seqs", ctx.value("MAX_NUM_SEQS", env.max_num_seqs)),
-        f("kv_cache_memory", "--kv-cache-memory", ctx.value("KV_CACHE_MEMORY", env.kv_cache_memory)),
+          ctx.value("envelope.gpu_memory_utilization", env.gpu_memory_utilization)),
+        f("max_num_seqs", "--max-num-seqs", ctx.value("envelope.max_num_seqs", env.max_num_seqs)),
+        f("kv_cache_memory", "--kv-cache-memory", ctx.value("envelope.kv_cache_memory", env.kv_cache_memory)),
         f("max_num_batched_tokens", "--max-num-batched-tokens",
-          ctx.value("MAX_NUM_BATCHED_TOKENS", env.max_num_batched_tokens)),
+          ctx.value("envelope.max_num_batched_tokens", env.max_num_batched_tokens)),
         f("long_prefill_token_threshold", "--long-prefill-token-threshold",
-          ctx.value("LONG_PREFILL_TOKEN_THRESHOLD", env.long_prefill_token_threshold)),
-        f("kv_cache_dtype", "--kv-cache-dtype", ctx.value("KV_CACHE_DTYPE", env.kv_cache_dtype)),
+          ctx.value("envelope.long_prefill_token_threshold", env.long_prefill_token_threshold)),
+        f("kv_cache_dtype", "--kv-cache-dtype", ctx.value("envelope.kv_cache_dtype", env.kv_cache_dtype)),
         f("mamba_ssm_cache_dtype", "--mamba-ssm-cache-dtype",
-          ctx.value("MAMBA_SSM_CACHE_DTYPE", env.mamba_ssm_cache_dtype)),
-        f("attention_backend", "--attention-backend", ctx.value("ATTN_BACKEND", env.attention_backend)),
+          ctx.value("envelope.mamba_ssm_cache_dtype", env.mamba_ssm_cache_dtype)),
+        f("attention_backend", "--attention-backend", ctx.value("envelope.attention_backend", env.attention_backend)),
         ctx.switch("prefix_caching", env.prefix_caching, "--enable-prefix-caching",
                    "--no-enable-prefix-caching"),
         ctx.switch("chunked_prefill", env.chunked_prefill, "--enable-chunked-prefill",
@@ -98,7 +98,9 @@ def _compilation(ctx: Context) -> Json | None:
     env = ctx.profile.envelope
     config: dict[str, Any] = {}
     if env.cudagraph_max_capture is not None:
-        config["max_cudagraph_capture_size"] = ctx.slot("CG_MAX", env.cudagraph_max_capture)
+        config["max_cudagraph_capture_size"] = ctx.slot(
+            "envelope.cudagraph_max_capture", env.cudagraph_max_capture
+        )
     if env.custom_ops:
         config["custom_ops"] = list(env.custom_ops)
     config.update(env.compilation)
@@ -117,5 +119,5 @@ def _spec(ctx: Context) -> tuple[Arg, ...]:
         config["model"] = ctx.model_path(
             drafter.artifact.local_dir, subfolder=drafter.artifact.subfolder
         )
-    config["num_speculative_tokens"] = ctx.slot("SPEC_N", 0)
+    config["num_speculative_tokens"] = ctx.slot("drafter.width", 0)
     return (Arg("--speculative-config", (Json(config),), "drafter"),)

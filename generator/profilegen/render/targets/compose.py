@@ -20,7 +20,6 @@ from ..quoting import Interp, RawYaml, comment_lines, yaml_block
 from ..tunables import interp
 from ..verify import verify_compose
 
-ENGINE_TEMPLATES = {"vllm": "vllm", "llama.cpp": "llamacpp", "sglang": "sglang"}
 # Where the container finds the entrypoint and its helpers (both mounted read-only from the
 # bundle); it runs `bash -p`, so no variable of its environment changes how bash starts.
 SCRIPT_DIR = "/profilegen"
@@ -187,8 +186,7 @@ def entrypoint_script(
     ctx: Context, envs: dict[str, SandboxedEnvironment], command: EngineCommand
 ) -> str:
     """The boot script the service runs; a Kubernetes pod of one node runs the same."""
-    kind = ENGINE_TEMPLATES[ctx.engine.kind]
-    template = envs["shell"].get_template(f"entrypoint/engines/{kind}.sh.j2")
+    template = envs["shell"].get_template(f"entrypoint/engines/{ctx.family.template}.sh.j2")
     return template.render(c=ctx, p=ctx.profile, cmd=command)
 
 

@@ -23,7 +23,7 @@ from ...registry import Registry
 from ...resources import template_dirs
 from ..context import Context, RenderError, environments
 from ..dialects import engine_command
-from .compose import ENGINE_TEMPLATES, entrypoint_script, render_helpers
+from .compose import entrypoint_script, render_helpers
 from .k8s_header import header_rows
 from .k8s_lws import leader_worker_set, multinode_args
 from .k8s_patches import JOINED_DIR, PARTS_DIR, assembly_plan, patch_configmaps, plan_patches
@@ -127,7 +127,7 @@ def _scripts(plan: PodPlan, envs: dict[str, Any], script: str | None) -> dict[st
 
 def _render_script(plan: PodPlan, envs: dict[str, Any], template: str, **extra: Any) -> str:
     ctx = plan.ctx
-    engine_template = f"entrypoint/engines/{ENGINE_TEMPLATES[ctx.engine.kind]}.sh.j2"
+    engine_template = f"entrypoint/engines/{ctx.family.template}.sh.j2"
     common = {"c": ctx, "p": ctx.profile, "cmd": engine_command(ctx), "layout": plan.layout}
     text: str = (
         envs["shell"]

@@ -190,16 +190,9 @@ def plan_layout(ctx: Context, options: K8sOptions) -> Layout:
 
 
 def _multi_node_engine(ctx: Context, nodes: int) -> None:
-    kind = ctx.engine.kind
-    if kind == "vllm":
+    why = ctx.family.multinode
+    if why is None:
         return
-    why = {
-        "llama.cpp": "llama.cpp has no multi-node path here: its RPC backend (rpc-server on "
-        "each worker, --rpc on the server) is not modelled, so profilegen refuses rather "
-        "than guess; serve it on one node",
-        "sglang": "SGLang's multi-node launch (--nnodes/--node-rank) is not rendered; "
-        "serve it on one node",
-    }[kind]
     raise K8sError(_where(ctx, "engine"), f"{nodes} nodes asked for {ctx.profile.id}: {why}")
 
 

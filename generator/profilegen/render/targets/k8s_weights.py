@@ -22,7 +22,6 @@ from ...errors import Location
 from ...hub.artifacts import profile_artifacts, promised_shards
 from ...hub.lock import LOCK_NAME, Lock, artifact_matches, artifact_problems
 from ..context import Context
-from ..dialects import image_has_hub_client
 from .k8s_plan import K8sError, K8sOptions, Layout, ModelVolume
 
 SETTINGS = "registry/settings.yaml"
@@ -157,7 +156,7 @@ class NoLoaderImage(K8sError):
 
 def loader_image(ctx: Context) -> str:
     """The engine's image where its family ships huggingface_hub, else the registry's."""
-    if image_has_hub_client(ctx.engine.kind):
+    if ctx.family.image_has_hub_client:
         return ctx.engine.image_ref
     image = ctx.registry.settings.kubernetes.loader_image
     if image is None:
