@@ -34,7 +34,7 @@ check: $(BIN)/profilegen
 	$(BIN)/profilegen check
 
 golden: $(BIN)/profilegen
-	PROFILEGEN_UPDATE_GOLDEN=1 $(BIN)/python -m pytest -n auto tests/explain tests/render -k 'golden'
+	PROFILEGEN_UPDATE_GOLDEN=1 $(BIN)/python -m pytest -n auto tests/explain/test_k8s_golden.py
 
 schema: $(BIN)/profilegen
 	$(BIN)/profilegen schema

@@ -2,5 +2,5 @@
 
 Owns: what the checked-in tree must contain byte for byte, and which files are orphans.
 May import: `errors`, `families`, `resources`, `write`, `model`, `registry`, `hub`, `fit`, `render`,
-`docs`.
+`docs`, `explain`.
 """

@@ -1,4 +1,5 @@
-"""The whole checked-in generated tree: compose/<id>/ for every profile, gateways/<id>/ for
+"""The whole checked-in generated tree: compose/<id>/ for every profile (with the record of
+what its container runs under the fixed scenarios), gateways/<id>/ for
 every registry gateway, the docs/ pages, and k8s/<id>/ where the maintainers opted in
 (registry/settings.yaml: kubernetes.checked_in)."""
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 from ..docs.catalog import docs_plan
 from ..errors import Finding, ProfilegenError
+from ..explain.record import RECORD_NAME, records
 from ..hub.lock import Lock, read_lock
 from ..registry import Registry
 from ..render import Rendered, render_profile_cached
@@ -19,7 +21,14 @@ COMPOSE_DIR = "compose"
 GATEWAYS_DIR = "gateways"
 K8S_DIR = "k8s"
 GENERATED_NAMES = frozenset(
-    {"compose.yaml", "entrypoint.sh", "helpers.sh", "patches.manifest.json", ".env.example"}
+    {
+        "compose.yaml",
+        "entrypoint.sh",
+        "helpers.sh",
+        "patches.manifest.json",
+        ".env.example",
+        RECORD_NAME,
+    }
 )
 GATEWAY_NAMES = frozenset({"compose.yaml", "config.yaml", ".env.example"})
 K8S_NAMES = frozenset({"kubernetes.yaml"})
@@ -92,6 +101,9 @@ def plan_all(
     for profile_id, result in rendered.items():
         for name, content in result.files().items():
             plan[f"{COMPOSE_DIR}/{profile_id}/{name}"] = content
+    # What each container runs under the fixed scenarios: the review record of compose/<id>/.
+    for profile_id, content in records(registry, rendered).items():
+        plan[f"{COMPOSE_DIR}/{profile_id}/{RECORD_NAME}"] = content
     plan.update(docs_plan(registry))
     plan.update(plan_gateways(registry)[0])
     if registry.settings.kubernetes.checked_in:
