@@ -25,6 +25,7 @@ from .errors import (
 # is loaded only when that command runs.
 COMMANDS = {
     "artifacts": "artifacts",
+    "bench": "bench",
     "cache": "cache",
     "changelog": "changelog",
     "check": "check",
