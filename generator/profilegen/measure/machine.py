@@ -1,9 +1,12 @@
-"""The machine a bench runs on, as NVML reports it (when nvidia-ml-py and a driver are there):
-the cards, their power caps and PCIe links, NVLink, the driver, and memory in use."""
+"""The machine a bench (or `verify --host`) runs on, as NVML reports it when nvidia-ml-py and a
+driver are there, else as `nvidia-smi` does: the cards, their memory, power caps and PCIe
+links, NVLink, the driver, and memory in use."""
 
 from __future__ import annotations
 
 import importlib
+import shutil
+import subprocess
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -18,6 +21,7 @@ MIB = 1 << 20
 class Card:
     name: str
     vram_bytes: int
+    free_bytes: int | None
     power_cap_w: float | None
     pcie: str | None  # "Gen4 x16"
     nvlink: bool | None
@@ -27,6 +31,7 @@ class Card:
 class Machine:
     cards: tuple[Card, ...]
     driver: str | None
+    read_by: str = "NVML"
 
     def hardware(self) -> dict[str, Any]:
         """The evidence record's `hardware`."""
@@ -76,7 +81,58 @@ def _nvml() -> ModuleType | None:
 
 
 def read_machine() -> tuple[Machine | None, str]:
-    """The machine, or None and why not."""
+    """The machine, or None and why not: through NVML, else through `nvidia-smi`."""
+    machine, why = _read_nvml()
+    if machine is not None:
+        return machine, why
+    smi, smi_why = _read_smi()
+    return (smi, smi_why) if smi is not None else (None, f"{why}; {smi_why}")
+
+
+SMI_FIELDS = "name,memory.total,memory.free,driver_version,power.limit,pcie.link.gen.current,pcie.link.width.current"
+
+
+def _read_smi() -> tuple[Machine | None, str]:
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return None, "nvidia-smi is not on PATH"
+    try:
+        proc = subprocess.run(
+            [exe, f"--query-gpu={SMI_FIELDS}", "--format=csv,noheader,nounits"],
+            capture_output=True, text=True, timeout=30, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, f"nvidia-smi did not run ({exc})"
+    if proc.returncode != 0:
+        return None, f"nvidia-smi failed: {(proc.stderr or proc.stdout).strip()[:200]}"
+    cards, driver = [], None
+    for line in proc.stdout.splitlines():
+        cells = [c.strip() for c in line.split(",")]
+        if len(cells) < 7:
+            continue
+        name, total, free, driver, power, gen, width = cells[:7]
+        cards.append(Card(
+            name=name,
+            vram_bytes=int(_number(total) or 0) * MIB,
+            free_bytes=int(_number(free) or 0) * MIB if _number(free) is not None else None,
+            power_cap_w=_number(power),
+            pcie=f"Gen{gen} x{width}" if _number(gen) and _number(width) else None,
+            nvlink=None,
+        ))  # fmt: skip
+    if not cards:
+        return None, "nvidia-smi reports no GPU"
+    return Machine(tuple(cards), driver, "nvidia-smi"), "read through nvidia-smi"
+
+
+def _number(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None  # "[N/A]", "[Not Supported]"
+    return int(value) if value.is_integer() else value
+
+
+def _read_nvml() -> tuple[Machine | None, str]:
     nvml = _nvml()
     if nvml is None:
         return None, "nvidia-ml-py is not installed (pip install 'profilegen[nvml]')"
@@ -123,9 +179,11 @@ def _card(nvml: ModuleType, handle: Any) -> Card:
     gen = _call(nvml.nvmlDeviceGetCurrPcieLinkGeneration, handle)
     width = _call(nvml.nvmlDeviceGetCurrPcieLinkWidth, handle)
     link = _call(nvml.nvmlDeviceGetNvLinkState, handle, 0)
+    memory = nvml.nvmlDeviceGetMemoryInfo(handle)
     return Card(
         name=_text(nvml.nvmlDeviceGetName(handle)),
-        vram_bytes=int(nvml.nvmlDeviceGetMemoryInfo(handle).total),
+        vram_bytes=int(memory.total),
+        free_bytes=int(memory.free),
         power_cap_w=round(power / 1000, 1) if isinstance(power, int) else None,
         pcie=f"Gen{gen} x{width}" if gen and width else None,
         nvlink=bool(link) if link is not None else None,
