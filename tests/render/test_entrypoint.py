@@ -290,7 +290,8 @@ def test_force_off_ignores_nvlink(seed: Bundle, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("topo", "nvlink"), [(NVLINK_TOPO, True), (None, False), ("GPU0\t X \tPHB\n", False)]
+    ("topo", "nvlink"),
+    [(NVLINK_TOPO, True), (None, False), ("GPU0\t X \tPHB\nGPU1\tPHB\t X \n", False)],
 )
 def test_nvlink_auto_detection(
     bundle_of: Bundles, tmp_path: Path, topo: str | None, nvlink: bool

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..explain.core import Scenario, explain
+from ..fit.rigs import find_registry_rig
 from ..model import Profile
 from ..registry import Registry
 from .identity import Identity
@@ -40,9 +41,10 @@ def evidence_record(
     profile = identity.profile
     if profile is None:
         raise UsageError("--record needs the profile the server is (name it, or --profile)")
-    where = rig or (machine.registry_rig(registry) if machine else None) or profile.rig
-    if where not in registry.rigs:
-        raise UsageError(f"rig {where!r} is not in the registry")
+    if rig is not None:
+        where = find_registry_rig(registry, rig).id
+    else:
+        where = (machine.registry_rig(registry) if machine else None) or profile.rig
     today = datetime.date.today().isoformat()
     record: dict[str, Any] = {
         "key": f"bench-{profile.id}-{today}"[:80],
