@@ -149,6 +149,7 @@ def fit_verdict(
 def speed_on(registry: Registry, profile: Profile, rig: Rig) -> dict[str, Any] | None:
     """The newest measured decode speed on the rig; else on a rig of the same cards; else on
     any rig (tier 0, 1, 2: how far the figure is from the rig asked about)."""
+
     def tier(ev: Evidence) -> int:
         if ev.rig == rig.id:
             return 0
