@@ -21,7 +21,7 @@ from ..measure.machine import read_machine, used_mib
 from ..measure.method import PREFILL_DEPTHS, PREFILL_RUNS, RUNS, WARMUPS, Method
 from ..measure.record import evidence_record
 from ..measure.run import BenchResult, run_bench
-from ..registry import find_profile
+from ..registry import Registry, find_profile
 from .common import FORMAT_TEXT_JSON, Context, pass_context
 
 
@@ -97,6 +97,22 @@ def command(
     _say(
         f"server at {endpoint.url}: {'; '.join(identity.notes) or 'no registry profile serves ' + identity.model}"
     )
+    _measure(registry, endpoint, identity, method, fmt, record=record, rig=rig, by=by)
+    return EXIT_OK
+
+
+def _measure(
+    registry: Registry,
+    endpoint: Endpoint,
+    identity: Identity,
+    method: Method,
+    fmt: str,
+    *,
+    record: bool,
+    rig: str | None,
+    by: str | None,
+) -> None:
+    """Runs the bench, reports it, and records it when asked."""
     machine, how = read_machine()
     _say(f"machine: {machine.hardware() if machine else 'not recorded: ' + how}")
     peak: list[int] = []
@@ -115,7 +131,6 @@ def command(
         assert identity.profile is not None  # evidence_record refuses a server without one
         rel = record_evidence(registry, identity.profile.id, entry)
         _say(f"recorded in {rel}; run `profilegen render --all` for the catalogue and its pages")
-    return EXIT_OK
 
 
 def _say(line: str) -> None:
