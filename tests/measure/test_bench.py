@@ -97,7 +97,6 @@ def test_bench_records_evidence_that_show_and_the_catalogue_display(
     assert f"| {num(narrative)} / " in row and record["date"] in row
     page = (repo / "docs/benchmarks/gemma-4-12b.md").read_text()
     assert f"| `{PROFILE}` | {record['date']} | @tester |" in page
-    assert invoke("check").code == 0
 
 
 def test_a_server_started_with_another_context_is_recorded_with_that_setting(
