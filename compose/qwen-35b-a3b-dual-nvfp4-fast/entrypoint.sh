@@ -35,6 +35,17 @@ pg_tunable NVLINK_MODE word auto
 pg_oneof NVLINK_MODE auto force_off force_on pcie_p2p
 pg_ranges
 
+# GPU guard: tensor parallelism spreads the model over TP GPUs of this container; with fewer
+# visible the engine cannot start, so refuse before anything is loaded (unknown: no guard).
+if [[ -n ${CUDA_VISIBLE_DEVICES-} ]]; then
+  IFS=, read -ra pg_visible <<<"$CUDA_VISIBLE_DEVICES"
+  pg_gpu_count=${#pg_visible[@]}
+else
+  pg_gpu_count=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+fi
+if ((pg_gpu_count > 0 && pg_gpu_count < TP)); then
+  pg_die 2 "TP=$TP needs $TP GPUs, this container sees $pg_gpu_count; refusing to boot"
+fi
 pg_pre_args=()
 # NVLink (or PCIe peer-to-peer), forced or detected at boot; without it custom all-reduce is off.
 pg_nvlink_setup NVLINK_MODE

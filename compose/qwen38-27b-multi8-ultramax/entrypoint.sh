@@ -57,6 +57,17 @@ esac
 if ((${#pg_kv_ok[@]})) && [[ " ${pg_kv_ok[*]} " != *" ${KV_CACHE_DTYPE} "* ]]; then
   pg_die 2 "KV_CACHE_DTYPE=${KV_CACHE_DTYPE} is not accepted by ${ATTN_BACKEND} on $pg_gpu_name (takes: ${pg_kv_ok[*]}); refusing to boot"
 fi
+# GPU guard: tensor parallelism spreads the model over TP GPUs of this container; with fewer
+# visible the engine cannot start, so refuse before anything is loaded (unknown: no guard).
+if [[ -n ${CUDA_VISIBLE_DEVICES-} ]]; then
+  IFS=, read -ra pg_visible <<<"$CUDA_VISIBLE_DEVICES"
+  pg_gpu_count=${#pg_visible[@]}
+else
+  pg_gpu_count=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+fi
+if ((pg_gpu_count > 0 && pg_gpu_count < TP)); then
+  pg_die 2 "TP=$TP needs $TP GPUs, this container sees $pg_gpu_count; refusing to boot"
+fi
 pg_pre_args=()
 # NVLink (or PCIe peer-to-peer), forced or detected at boot; without it custom all-reduce is off.
 pg_nvlink_setup NVLINK_MODE

@@ -144,12 +144,13 @@ def test_a_vllm_first_profile_takes_the_kv_dtype_the_default_backend_takes(
         "--model",
         dense,
         "--rig",
-        "2x3090-pcie",
+        "2x3090",  # the registry's plain rig of two 3090s, as in `fit` and `list`
         "--set",
         "envelope.max_num_seqs=4",
     )
     assert run.code == 0, run.text
     second = load(repo / f"registry/profiles/{NEW}-2.yaml")
+    assert second["rig"] == "2x3090-pcie"
     assert second["envelope"]["tp"] == 2 and second["envelope"]["max_num_seqs"] == 4  # type: ignore[index]
 
 

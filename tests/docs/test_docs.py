@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from profilegen.docs.catalog import docs_plan, md_cell
@@ -95,3 +96,28 @@ def test_changelog_entry_carries_the_measured_figures(invoke: Invoke) -> None:
 def test_changelog_of_an_unknown_profile_is_a_usage_error(invoke: Invoke) -> None:
     run = invoke("changelog", "nope")
     assert run.code == 2
+
+
+def test_every_imported_row_is_on_its_page_and_every_chart_bar_is_a_record() -> None:
+    registry = open_registry(Path(__file__).resolve().parents[2])  # the whole catalogue
+    plan = docs_plan(registry)
+    landed = 0
+    for p in registry.concrete_profiles():
+        page = plan[f"docs/benchmarks/{p.model}.md"].decode()
+        for ev in p.evidence:
+            if ev.origin is not None and ev.origin.file == "BENCHMARKS.md":
+                landed += 1
+                assert f"| `{p.id}` | {ev.date} | {ev.contributor or '-'} |" in page
+    assert landed >= 80  # club-3090's BENCHMARKS.md at 4a29ab57: 86 of its 172 rows
+    for path, data in plan.items():
+        if not path.endswith(".svg"):
+            continue
+        for rect in ET.fromstring(data).iter("{http://www.w3.org/2000/svg}rect"):
+            if rect.get("data-profile") is None:
+                continue
+            p = registry.profiles[rect.get("data-profile", "")]
+            kind = f"decode_tps_{rect.get('data-kind')}"
+            figures = {
+                getattr(ev.measured, kind) for ev in p.evidence if ev.rig == rect.get("data-rig")
+            }
+            assert float(rect.get("data-value", "nan")) in figures, (path, rect.attrib)

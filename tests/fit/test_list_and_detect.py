@@ -51,23 +51,67 @@ def list_json(invoke: Invoke, *args: str) -> list[dict[str, Any]]:
     return rows
 
 
-def test_list_rig_retargets_every_profile(invoke: Invoke) -> None:
-    rows = {r["id"]: r for r in list_json(invoke, "--rig", "4x3090-pcie")}
+def test_list_rig_judges_each_profile_as_it_renders(invoke: Invoke) -> None:
+    rows = {r["id"]: r for r in list_json(invoke, "--rig", "4x3090-pcie", "--all")}
     fast = rows[MTP]["fit"]
     assert fast["rig"] == "4x3090-pcie" and fast["fits"] and fast["headroom_tokens"] > 0
+    # Eight GPUs of TP do not run on four: the container refuses, so the profile does not fit.
     multi8 = rows["qwen38-27b-multi8-fast"]["fit"]
-    assert (multi8["tp"], multi8["tp_capped_from"]) == (4, 8)
+    assert multi8 == {
+        "rig": "4x3090-pcie",
+        "fits": False,
+        "needs_gpus": 8,
+        "verdict": "no: needs 8 GPUs",
+    }
     eagle3 = rows["qwen36-27b-dual-eagle3"]["fit"]  # SGLang: its static memory fraction
     assert eagle3["rig"] == "4x3090-pcie" and eagle3["kv_pool_tokens"] > 0
 
 
-def test_list_fits_keeps_only_what_fits(invoke: Invoke) -> None:
-    rows = list_json(invoke, "--rig", "1x3090", "--fits")
-    assert rows and all(r["fit"]["fits"] and r["fit"]["within_policy"] for r in rows)
-    assert GGUF in {r["id"] for r in rows}
-    assert MTP not in {r["id"] for r in rows}  # INT4 weights alone overflow one card
+def test_list_fits_on_one_3090_shows_what_starts_there_and_nothing_retired(invoke: Invoke) -> None:
+    rows = {r["id"]: r for r in list_json(invoke, "--rig", "1x3090", "--fits")}
+    assert rows and all(r["fit"]["fits"] for r in rows.values())
+    assert all(r["status"] != "retired" for r in rows.values())
+    # Built for one 3090 with 256 sequences: it starts, its pool holds 1.6 full-length ones.
+    gemma = rows["gemma-26ba4b-single"]["fit"]
+    assert gemma["verdict"].startswith("yes, 1.6 of 256 at full length") and gemma["boots"]
+    assert GGUF in rows and MTP not in rows  # INT4 weights alone overflow one card
+    assert "tess-dual-mtp" not in rows  # two cards' split on one card
     text = invoke("list", "--rig", "1x3090", "--fits").stdout
-    assert "HEADROOM" in text and GGUF in text and MTP not in text
+    assert "TOK/S" in text and GGUF in text and MTP not in text and "retired" not in text
+
+
+def test_list_on_two_3090s_refuses_multi_card_profiles_and_ranks_by_measured_speed(
+    invoke: Invoke,
+) -> None:
+    rows = list_json(invoke, "--rig", "2x3090")
+    assert {r["fit"]["rig"] for r in rows} == {"2x3090-pcie"}  # 2x3090 names the registry's rig
+    multi = {r["id"]: r["fit"] for r in rows if "-multi4-" in r["id"] or "-multi8-" in r["id"]}
+    assert multi and all(
+        f["verdict"] in ("no: needs 4 GPUs", "no: needs 8 GPUs") for f in multi.values()
+    )
+    assert not set(multi) & {r["id"] for r in list_json(invoke, "--rig", "2x3090", "--fits")}
+    here = [r for r in rows if r["speed"] and r["speed"]["tier"] == 0]
+    speeds = [r["speed"]["narrative"] for r in here]
+    assert len(speeds) >= 10 and speeds == sorted(speeds, reverse=True)
+    assert rows[: len(here)] == here  # measured on the rig first
+    elsewhere = next(r for r in rows if r["id"] == "qwen38-27b-dual-dflash15-fast")
+    assert elsewhere["speed"]["rig"] == "2x3090-pcie-x16x4-wsl2" and elsewhere["speed"]["tier"] == 1
+    text = invoke("list", "--rig", "2x3090").stdout
+    line = next(x for x in text.splitlines() if x.startswith("qwen38-27b-dual-dflash15-fast "))
+    assert "93.69 / 163.82" in line and "2x3090-pcie-x16x4-wsl2" in line  # says where it came from
+
+
+def test_list_filters_and_hides_retired_profiles(invoke: Invoke) -> None:
+    everything = list_json(invoke, "--all")
+    shown = list_json(invoke)
+    assert {r["id"] for r in shown} == {r["id"] for r in everything if r["status"] != "retired"}
+    assert all(r["title"] for r in shown)
+    assert {r["engine"] for r in list_json(invoke, "--engine", "llama.cpp")} == {"llama.cpp"}
+    assert {r["model"] for r in list_json(invoke, "--model", "qwen3.8")} == {"qwen3.8-27b"}
+    retired = list_json(invoke, "--status", "retired")
+    assert retired and {r["status"] for r in retired} == {"retired"}
+    bad = invoke("list", "--engine", "vlm")
+    assert bad.exit_code == 2 and "no engine 'vlm'" in bad.output
 
 
 @pytest.mark.parametrize(

@@ -45,11 +45,12 @@ def test_verify_passes_on_a_fetched_folder_without_reading_it_again(
     assert lines[0].startswith(
         f"weights: born2bewild/Qwen3.8-27B-W4A16-AutoRound-fast -> {models / WEIGHTS_DIR}: 4 files"
     )
-    assert lines[0].endswith(f"size and sha256 from {LOCK_NAME}: ok")
+    assert f"size and sha256 from {LOCK_NAME}" in lines[0] and lines[0].endswith(": hash-verified")
     assert lines[-1] == (
-        f"{SEED}: every file is in place and verified (0 file(s) hashed, the rest known "
+        f"{SEED}: every file is in place and hash-verified (0 file(s) hashed, the rest known "
         f"from {models / '.profilegen-verified.json'})"
     )
+    assert invoke("verify", SEED, "--model-dir", str(models), "--strict").code == 0
     assert hub.log == []  # no request at all
 
 
@@ -79,9 +80,12 @@ def test_a_missing_truncated_or_corrupt_shard_is_named(
     if damage == "corrupt":
         assert named.endswith("…)") and "does not match profilegen.lock.json (" in named
     hashed = 1 if damage == "corrupt" else 0
-    assert run.out.splitlines()[-1].startswith(
-        f"{SEED}: 1 problem(s) with the files in {models} ({hashed} file(s) hashed"
-    )
+    proof = "missing" if damage == "delete" else "wrong"
+    last = run.out.splitlines()[-1]
+    assert last.startswith(
+        f"{SEED}: 1 problem(s) with the files in {models} (1 hash-verified, 1 {proof}; "
+        f"{hashed} file(s) hashed"
+    ), last
     assert f"`profilegen fetch {SEED} --model-dir {models}`" in run.out
 
 

@@ -479,6 +479,16 @@ PCIE_TOPO = "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tPHB\t0-15\nGPU1\tPHB\t X \t0
 NVLINK_TOPO = "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV4\t0-15\nGPU1\tNV4\t X \t0-15\n"
 
 
+def pcie_topo(gpus: int) -> str:
+    """`nvidia-smi topo -m` of this many GPUs on PCIe (the entrypoint counts them as well)."""
+    head = "".join(f"\tGPU{i}" for i in range(gpus)) + "\tCPU Affinity\n"
+    rows = "".join(
+        f"GPU{i}" + "".join("\t X " if i == j else "\tPHB" for j in range(gpus)) + "\t0-15\n"
+        for i in range(gpus)
+    )
+    return head + rows
+
+
 @dataclass(frozen=True)
 class BootResult:
     returncode: int

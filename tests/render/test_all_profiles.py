@@ -19,6 +19,7 @@ from .conftest import (
     REPO,
     Bundle,
     expected_package,
+    pcie_topo,
     run_cli,
     snapshot,
     write_bundles,
@@ -26,7 +27,7 @@ from .conftest import (
 
 
 def _listed() -> list[dict[str, Any]]:
-    result = run_cli("--root", str(REPO), "list", "--format", "json")
+    result = run_cli("--root", str(REPO), "list", "--all", "--format", "json")
     assert result.exit_code == 0, result.output
     rows: list[dict[str, Any]] = json.loads(result.stdout)
     return rows
@@ -152,13 +153,14 @@ def booted(test_registry: Registry) -> dict[str, Bundle]:
 @pytest.mark.parametrize("row", BOOTED, ids=[row["id"] for row in BOOTED])
 def test_profile_boots(booted: dict[str, Bundle], tmp_path: Path, row: dict[str, Any]) -> None:
     bundle = booted[row["id"]]
-    result = bundle.boot(tmp_path)
+    topo = pcie_topo(max(2, int(row["tp"])))  # the GPUs the profile's TP takes
+    result = bundle.boot(tmp_path, topo=topo)
     drafting = bool(row["spec_n"])
     if "is not in the model folder" in result.stderr:
         # A drafter whose file must be downloaded apart: refused by its guard, not by a bug;
         # without drafting the same container starts.
         assert result.returncode == 1 and row["spec_n"], result.stderr
-        result = bundle.boot(tmp_path, {"SPEC": "off"})
+        result = bundle.boot(tmp_path, {"SPEC": "off"}, topo=topo)
         drafting = False
     assert result.returncode == 0, result.stderr
     assert result.argv is not None

@@ -96,7 +96,14 @@ def test_cli_bundle(seed: Bundle, test_root: Path, tmp_path: Path) -> None:
         result = run_cli("--root", str(test_root), "render", SEED, "-o", str(out))
         assert result.exit_code == 0, result.output
         assert snapshot(out) == snapshot(seed.dir)
-    assert "docker compose -f" in result.output
+    # The next steps put the weights on the disk, verified, before `up`.
+    steps = result.output.splitlines()[-3:]
+    assert steps[0].startswith(f"  profilegen fetch {SEED} --model-dir ")
+    assert steps[1].startswith(f"  profilegen verify {SEED} --model-dir ") and "--host" in steps[1]
+    assert (
+        steps[2].startswith("  MODEL_DIR=")
+        and f"docker compose -f {out}/compose.yaml up" in steps[2]
+    )
 
 
 def test_bundle_is_relocatable(seed: Bundle, tmp_path: Path) -> None:
@@ -283,7 +290,8 @@ def test_force_off_ignores_nvlink(seed: Bundle, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("topo", "nvlink"), [(NVLINK_TOPO, True), (None, False), ("GPU0\t X \tPHB\n", False)]
+    ("topo", "nvlink"),
+    [(NVLINK_TOPO, True), (None, False), ("GPU0\t X \tPHB\nGPU1\tPHB\t X \n", False)],
 )
 def test_nvlink_auto_detection(
     bundle_of: Bundles, tmp_path: Path, topo: str | None, nvlink: bool

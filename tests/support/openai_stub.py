@@ -1,5 +1,9 @@
 """A stub OpenAI-compatible engine: a real HTTP server on 127.0.0.1 that answers to exactly
-the model names it is given (as vLLM does: any other name is a 404) and records every call."""
+the model names it is given (as vLLM does: any other name is a 404) and records every call.
+
+Asked to stream, it streams as the engines do (server-sent events, one token a chunk, usage
+last when asked for); given a context it reports it as vLLM does (`max_model_len` in
+`/v1/models`), or as llama-server does (`/props`) when `props` is set."""
 
 from __future__ import annotations
 
@@ -13,10 +17,23 @@ from typing import Any
 class StubEngine:
     """Use as a context manager; `port` serves /v1/models and /v1/chat/completions."""
 
-    def __init__(self, label: str, names: list[str], key: str | None = None) -> None:
+    def __init__(
+        self,
+        label: str,
+        names: list[str],
+        key: str | None = None,
+        *,
+        context: int | None = None,
+        props: bool = False,
+        tokens: int = 24,
+    ) -> None:
         self.label = label
         self.names = list(names)
         self.key = key  # set: every call must carry `Authorization: Bearer <key>` (else 401)
+        self.context = context
+        self.props = props
+        self.tokens = tokens  # the most tokens an answer streams
+        self.requests: list[dict[str, Any]] = []
         self.calls: list[tuple[str, str | None]] = []  # (path, model asked for)
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -35,6 +52,62 @@ class StubEngine:
         with self._lock:
             self.calls.append((path, model))
 
+    def models(self) -> dict[str, Any]:
+        data: list[dict[str, Any]] = [
+            {"id": n, "object": "model", "owned_by": self.label} for n in self.names
+        ]
+        if self.context and not self.props:
+            for model in data:
+                model["max_model_len"] = self.context
+        return {"object": "list", "data": data}
+
+    def events(self, request: dict[str, Any], model: str) -> list[bytes]:
+        """A streamed answer: one token a chunk, a finish, the usage when asked for."""
+        count = min(int(request.get("max_tokens") or self.tokens), self.tokens)
+        words = " ".join(str(m.get("content", "")) for m in request.get("messages", []))
+        chunks: list[dict[str, Any]] = []
+        for i in range(count):
+            delta = {"content": f"w{i} "} if i else {"role": "assistant", "content": "w0 "}
+            chunks.append({"model": model, "choices": [{"index": 0, "delta": delta}]})
+        chunks.append(
+            {"model": model, "choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]}
+        )
+        if (request.get("stream_options") or {}).get("include_usage"):
+            usage = {"prompt_tokens": len(words.split()), "completion_tokens": count}
+            chunks.append({"model": model, "choices": [], "usage": usage})
+        return [b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks] + [
+            b"data: [DONE]\n\n"
+        ]
+
+    def _refused(self, authorization: str | None) -> bool:
+        return bool(self.key) and authorization != f"Bearer {self.key}"
+
+    def get(self, path: str, authorization: str | None) -> tuple[int, dict[str, Any]]:
+        if self._refused(authorization):
+            return 401, {"error": {"message": "invalid API key", "code": 401}}
+        if path.rstrip("/").endswith("/v1/models"):
+            return 200, self.models()
+        if path.rstrip("/") == "/props" and self.props:
+            return 200, {"default_generation_settings": {"n_ctx": self.context or 4096}}
+        return 404, {"error": {"message": f"no route {path}", "code": 404}}
+
+    def post(
+        self, path: str, authorization: str | None, request: Any
+    ) -> tuple[int, dict[str, Any]]:
+        """The status and body of a POST (a streamed answer is sent by the handler)."""
+        model = request.get("model") if isinstance(request, dict) else None
+        if self._refused(authorization):
+            return 401, {"error": {"message": "invalid API key", "code": 401}}
+        if not path.rstrip("/").endswith("/chat/completions"):
+            return 404, {"error": {"message": f"no route {path}", "code": 404}}
+        if model not in self.names:
+            message = f"The model `{model}` does not exist."
+            return 404, {"error": {"message": message, "type": "NotFoundError"}}
+        if request.get("stream"):
+            with self._lock:
+                self.requests.append(request)
+        return 200, _completion(self.label, str(model))
+
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         stub = self
 
@@ -52,15 +125,7 @@ class StubEngine:
 
             def do_GET(self) -> None:  # noqa: N802
                 stub._record(self.path, None)
-                if stub.key and self.headers.get("Authorization") != f"Bearer {stub.key}":
-                    self._send(401, {"error": {"message": "invalid API key", "code": 401}})
-                elif self.path.rstrip("/").endswith("/v1/models"):
-                    models = [
-                        {"id": n, "object": "model", "owned_by": stub.label} for n in stub.names
-                    ]
-                    self._send(200, {"object": "list", "data": models})
-                else:
-                    self._send(404, {"error": {"message": f"no route {self.path}", "code": 404}})
+                self._send(*stub.get(self.path, self.headers.get("Authorization")))
 
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("Content-Length") or 0)
@@ -70,15 +135,19 @@ class StubEngine:
                     request = {}
                 model = request.get("model") if isinstance(request, dict) else None
                 stub._record(self.path, model)
-                if stub.key and self.headers.get("Authorization") != f"Bearer {stub.key}":
-                    self._send(401, {"error": {"message": "invalid API key", "code": 401}})
-                elif not self.path.rstrip("/").endswith("/chat/completions"):
-                    self._send(404, {"error": {"message": f"no route {self.path}", "code": 404}})
-                elif model not in stub.names:
-                    message = f"The model `{model}` does not exist."
-                    self._send(404, {"error": {"message": message, "type": "NotFoundError"}})
+                status, body = stub.post(self.path, self.headers.get("Authorization"), request)
+                if status == 200 and isinstance(request, dict) and request.get("stream"):
+                    self._stream(request, str(model))
                 else:
-                    self._send(200, _completion(stub.label, str(model)))
+                    self._send(status, body)
+
+            def _stream(self, request: dict[str, Any], model: str) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                for event in stub.events(request, model):
+                    self.wfile.write(event)
+                    self.wfile.flush()
 
         return Handler
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import ProfilegenError, UsageError, suggest
 from ..families import family, fit_model, kinds
 from ..fit.inputs import FitError
 from ..fit.predict import FitOptions, FitResult, fit_profile, read_lock_or_none
+from ..fit.rigs import find_registry_rig
 from ..model import Profile
 from ..model.engine import Engine
 from ..model.model import Model
@@ -207,7 +208,8 @@ def propose(
 ) -> Proposal:
     """The profile's data; `sets` (dotted keys) are applied first and never second-guessed."""
     model: Model = _pick(registry.models, opts.model, "model")
-    _pick(registry.rigs, opts.rig, "rig")
+    # 2x3090 names the registry's plain rig of those cards, as it does in every command.
+    opts = replace(opts, rig=find_registry_rig(registry, opts.rig).id)
     engine = _pick(registry.engines, opts.engine, "engine") if opts.engine else None
     variant = _weights(model, opts.weights, engine)
     if engine is None:

@@ -7,6 +7,7 @@ model, the renderer and the rules are imported only when something changed.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,6 +28,7 @@ from ..registry import find_root
 from .report import format_findings, summary
 
 if TYPE_CHECKING:
+    from .changed import Change
     from .rules import CheckContext
 
 CHECK_INPUTS = (
@@ -49,6 +51,9 @@ class CheckOptions:
     color: bool = False
     quiet: bool = False  # errors only
     timeout: float | None = None  # the --online deadline (None: environment or default)
+    verbose: bool = False  # every warning on its own line
+    strict: bool = False  # warnings fail too
+    changed: str | None = None  # --changed: "" for the default base, else the revision
 
 
 def collect(opts: CheckOptions) -> list[Finding]:
@@ -122,18 +127,55 @@ def run_rules(ctx: CheckContext, skip: frozenset[str] = frozenset()) -> list[Fin
 
 
 def run_check(opts: CheckOptions) -> int:
-    """The report on stdout, one summary line last (text); 1 when any finding is an error."""
+    """The report on stdout, one summary line last (text); 1 when any finding is an error (or,
+    with --strict, a warning of the change)."""
+    from .present import arrange, render
+
     findings = merge_findings(_findings(opts))
+    change = _change(opts) if opts.changed is not None else None
     errors = [f for f in findings if f.severity is Severity.ERROR]
-    shown = errors if opts.quiet else findings
-    if shown:
-        click.echo(format_findings(shown, opts.fmt, color=opts.color))
-    elif opts.fmt == "json":
-        click.echo("[]")
-    if opts.fmt == "text":
-        verdict = "check failed" if errors else "check passed"
-        click.echo(f"{verdict}: {summary(findings, len(findings) - len(shown))}")
-    return EXIT_FINDINGS if errors else EXIT_OK
+    warnings = [f for f in findings if f.severity is not Severity.ERROR]
+    if change is not None:
+        warnings = [f for f in warnings if change.covers(f)]
+    if opts.fmt == "json":
+        click.echo(_json(errors if opts.quiet else findings, change))
+    else:
+        arranged = arrange(errors if opts.quiet else findings, verbose=opts.verbose, change=change)
+        text = render(arranged, opts.fmt, change, color=opts.color)
+        if text:
+            click.echo(text)
+        if opts.fmt == "text":
+            hidden = len(findings) - len(errors) if opts.quiet else 0
+            verdict = "check failed" if errors or (opts.strict and warnings) else "check passed"
+            folded = (
+                f"; {arranged.folded} warning(s) summarised: --verbose lists them"
+                if arranged.folded
+                else ""
+            )
+            scope = f"; changed since {change.base}: {len(change.files)} file(s)" if change else ""
+            click.echo(f"{verdict}: {summary(findings, hidden)}{folded}{scope}")
+    return EXIT_FINDINGS if errors or (opts.strict and warnings) else EXIT_OK
+
+
+def _change(opts: CheckOptions) -> Change:
+    from ..registry import load_registry_cached
+    from .changed import change_of
+
+    root = find_root(explicit=opts.root)
+    registry, _sink = load_registry_cached(root)
+    return change_of(registry, root, opts.changed or None)
+
+
+def _json(findings: list[Finding], change: Change | None) -> str:
+    data = json.loads(format_findings(findings, "json") if findings else "[]")
+    if change is not None:
+        for item, f in zip(data, _json_order(findings), strict=True):
+            item["in_change"] = change.covers(f)
+    return json.dumps(data, indent=2)
+
+
+def _json_order(findings: list[Finding]) -> list[Finding]:
+    return sorted(findings, key=lambda f: (f.severity is not Severity.ERROR, f.sort_key()))
 
 
 def _findings(opts: CheckOptions) -> list[Finding]:

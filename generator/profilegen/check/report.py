@@ -22,8 +22,15 @@ def _ordered(findings: Sequence[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (f.severity is not Severity.ERROR, f.sort_key()))
 
 
-def format_findings(findings: Sequence[Finding], fmt: str, *, color: bool = False) -> str:
-    ordered = _ordered(findings)
+def format_findings(
+    findings: Sequence[Finding], fmt: str, *, color: bool = False, ordered: bool = False
+) -> str:
+    """The findings in `fmt`; errors first unless they come `ordered` already."""
+    ordered_findings = list(findings) if ordered else _ordered(findings)
+    return _format(ordered_findings, fmt, color)
+
+
+def _format(ordered: list[Finding], fmt: str, color: bool) -> str:
     if fmt == "json":
         return json.dumps(
             [

@@ -22,13 +22,38 @@ from .common import Context, color, pass_context, timeout_option
     show_default=True,
 )
 @click.option("-q", "--quiet", is_flag=True, help="Report errors only (the summary counts all).")
+@click.option("-v", "--verbose", is_flag=True, help="Every warning on its own line.")
+@click.option(
+    "--strict", is_flag=True, help="Fail on warnings too (of the change, with --changed)."
+)
+@click.option(
+    "--changed",
+    is_flag=False,
+    flag_value="",
+    default=None,
+    metavar="[REF]",
+    help="Report the warnings of what changed since REF (default: the branch a pull request "
+    "targets, origin/HEAD, else main) and of the profiles it reaches; errors anywhere still fail.",
+)
 @timeout_option
 @pass_context
-def command(obj: Context, online: bool, fmt: str, quiet: bool, timeout: float | None) -> int:
+def command(
+    obj: Context,
+    online: bool,
+    fmt: str,
+    quiet: bool,
+    verbose: bool,
+    strict: bool,
+    changed: str | None,
+    timeout: float | None,
+) -> int:
     """Check the registry, the generated tree and the lock file (exit 1 on errors).
 
-    The report goes to stdout, one finding a line (`file:line: error: [rule] message`),
+    The report goes to stdout: every error, one a line (`file:line: error: [rule] message`),
+    then the warnings, a kind that repeats as one line with its count (`--verbose` lists each),
     then one summary line.
     """
-    opts = CheckOptions(obj.root_option, fmt, online, color(sys.stdout), quiet, timeout)
+    opts = CheckOptions(
+        obj.root_option, fmt, online, color(sys.stdout), quiet, timeout, verbose, strict, changed
+    )
     return run_check(opts)

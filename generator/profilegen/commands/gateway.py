@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 from pydantic import ValidationError
 
-from ..errors import EXIT_OK, UsageError, suggest
+from ..errors import EXIT_OK, UsageError
+from ..fit.rigs import find_registry_rig
 from ..model import Gateway
 from ..registry import Registry, find_profile
 from ..render.estate import adhoc_gateway, plan_estate
@@ -27,9 +28,7 @@ def _with_host(gateway: Gateway, engine_host: str | None) -> Gateway:
 
 
 def _rig_profiles(registry: Registry, rig: str, named: list[str]) -> list[str]:
-    if rig not in registry.rigs:
-        close = suggest(rig, list(registry.rigs))
-        raise UsageError(f"no rig {rig!r}" + (f" (did you mean {close!r}?)" if close else ""))
+    rig = find_registry_rig(registry, rig).id  # 2x3090 as every command reads it
     for ident in named:
         other = registry.profiles[ident].rig
         if other != rig:

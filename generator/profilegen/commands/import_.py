@@ -44,7 +44,14 @@ def club3090(
         notes = [{"key": n.key, "kind": n.kind, "message": n.message} for n in plan.notes]
         click.echo(
             json.dumps(
-                {"keys": plan.keys, "changed": rel, "dry_run": dry_run, "notes": notes}, indent=2
+                {
+                    "keys": plan.keys,
+                    "changed": rel,
+                    "dry_run": dry_run,
+                    "evidence": {"rows": plan.evidence_rows, "profiles": plan.evidence_profiles},
+                    "notes": notes,
+                },
+                indent=2,
             )
         )
         return EXIT_OK
@@ -53,10 +60,12 @@ def club3090(
         click.echo(f"{verb} {path}")
     for note in plan.notes:
         click.echo(f"{note.kind}: {note.key}: {note.message}", err=True)
-    counts = {k: sum(n.kind == k for n in plan.notes) for k in ("escape", "drift", "note")}
+    kinds = ("escape", "drift", "note", "unmapped")
+    counts = {k: sum(n.kind == k for n in plan.notes) for k in kinds}
     click.echo(
         f"{plan.keys} entries, {len(rel)} files {'to change' if dry_run else 'changed'}; "
         f"{counts['escape']} kept verbatim, {counts['drift']} registry/compose disagreements, "
-        f"{counts['note']} other notes"
+        f"{counts['note']} other notes; {plan.evidence_rows} benchmark rows as evidence on "
+        f"{plan.evidence_profiles} profiles, {counts['unmapped']} rows or tables not mapped"
     )
     return EXIT_OK

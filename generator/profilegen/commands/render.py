@@ -8,6 +8,7 @@ What `check` rejects is never written: its errors, exit 1.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -145,8 +146,12 @@ def _bundle(
     collect_patch_files(registry, found.patches, Deadline.start(timeout))
     files = bundle_files(registry, found, rendered)  # gathered and verified before any write
     write_output(registry.root, output, owner, files, force=force)
+    models = os.environ.get("MODEL_DIR") or "MODELS"
     click.echo(
-        f"wrote {output}/ ({len(files)} files): docker compose -f {output / 'compose.yaml'} up",
+        f"wrote {output}/ ({len(files)} files). Next, on the rig:\n"
+        f"  profilegen fetch {found.id} --model-dir {models}   # the weights, downloaded and verified\n"
+        f"  profilegen verify {found.id} --model-dir {models} --host   # the files and this host\n"
+        f"  MODEL_DIR={models} docker compose -f {output / 'compose.yaml'} up",
         err=True,
     )
     return EXIT_OK

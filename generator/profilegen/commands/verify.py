@@ -1,26 +1,66 @@
-"""`profilegen verify`: the model files on the rig against the lock, before the engine starts."""
+"""`profilegen verify`: the model files on the rig against the lock, and with `--host` the host
+itself, before the engine starts."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
 
+from ..errors import EXIT_FINDINGS, EXIT_OK
 from .common import FORMAT_TEXT_JSON, Context, model_dir_option, pass_context
 
 
 @click.command("verify")
 @click.argument("profile")
 @model_dir_option
+@click.option(
+    "--host",
+    "host",
+    is_flag=True,
+    help="Check this host too: GPUs and driver, the NVIDIA container toolkit, free GPU memory "
+    "for what fit predicts, the host paths the compose mounts.",
+)
+@click.option("--strict", is_flag=True, help="Fail on any file proved by size only, not by sha256.")
 @click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
 @pass_context
-def command(obj: Context, profile: str, model_dir: Path, fmt: str) -> int:
+def command(obj: Context, profile: str, model_dir: Path, host: bool, strict: bool, fmt: str) -> int:
     """Check PROFILE's files in MODEL_DIR against the lock: every shard, size and sha256.
 
-    Never touches the network. Files hashed before and unchanged since (size, mtime, ctime,
-    inode) are taken from MODEL_DIR/.profilegen-verified.json instead of being read again.
-    Exit 1 names each missing, truncated or corrupt file.
+    Says what it proved of each artifact: hash-verified (size and sha256 from the lock),
+    size-only (the lock has no sha256 for it yet), missing or wrong. Never touches the network.
+    Files hashed before and unchanged since (size, mtime, ctime, inode) are taken from
+    MODEL_DIR/.profilegen-verified.json instead of being read again. Exit 1 names each missing,
+    truncated or corrupt file (with --strict, each artifact not hash-verified too) and, with
+    --host, each thing the host lacks.
     """
-    from ..hub.preflight import VerifyOptions, run_verify
+    from ..hub.preflight import VerifyOptions, failed, proved, report_lines, verdict, verify_files
+    from ..measure.host import check_host
+    from ..registry import find_profile
 
-    return run_verify(obj.registry(), VerifyOptions(profile, model_dir, fmt))
+    registry = obj.registry()
+    found = find_profile(registry, profile)
+    opts = VerifyOptions(found.id, model_dir, fmt, strict)
+    objects, record = verify_files(registry, opts)
+    checks = check_host(registry, found, model_dir) if host else []
+    bad = failed(objects, strict) or not all(c.ok for c in checks)
+    if fmt == "json":
+        data = {"profile": found.id, "ok": not bad, "proved": proved(objects), "artifacts": objects}
+        if host:
+            data["host"] = [c.__dict__ for c in checks]
+        click.echo(json.dumps(data, indent=2))
+        return EXIT_FINDINGS if bad else EXIT_OK
+    for line in report_lines(objects):
+        click.echo(line)
+    click.echo(verdict(found.id, objects, record, opts))
+    for check in checks:
+        click.echo(f"host {check.name}: {'ok' if check.ok else 'PROBLEM'}: {check.detail}")
+    if host:
+        lacking = sum(not c.ok for c in checks)
+        click.echo(
+            f"host: {lacking} problem(s) to fix before `docker compose up`"
+            if lacking
+            else "host: ready for `docker compose up`"
+        )
+    return EXIT_FINDINGS if bad else EXIT_OK

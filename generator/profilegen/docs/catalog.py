@@ -12,10 +12,12 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from ..errors import printable
 from ..model import Profile
-from ..model.profile import Envelope, Evidence, Measured
+from ..model.evidence import Evidence, Measured
+from ..model.profile import Envelope
 from ..registry import Registry
 from ..render.templating import make_environment
 from ..resources import template_dirs
+from .charts import bars, render_svg
 
 DOCS_DIR = "docs"
 CATALOG = f"{DOCS_DIR}/CATALOG.md"
@@ -81,6 +83,17 @@ def has_speed(ev: Evidence) -> bool:
     return decode_text(ev.measured) is not None or bool(ev.measured.prefill)
 
 
+def machine_text(ev: Evidence) -> str | None:
+    """The machine as measured, beyond the registry rig: cards, link, power cap, host."""
+    hw = ev.hardware
+    if hw is None:
+        return None
+    cards = f"{hw.cards}x {hw.gpu}" if hw.cards and hw.gpu else hw.gpu
+    power = "/".join(num(w) for w in hw.power_cap_w)
+    parts = [cards, hw.link, f"{power} W" if power else None, hw.host]
+    return ", ".join(p for p in parts if p) or None
+
+
 def settings_text(ev: Evidence) -> str | None:
     """What differed from the profile's envelope when the record was taken."""
     given = ev.settings.model_dump(exclude_none=True)
@@ -120,7 +133,8 @@ class ModelSection:
 
 def _catalog_row(registry: Registry, p: Profile) -> CatalogRow:
     engine = registry.engines[p.engine]
-    ev = newest_evidence(p, has_speed)
+    lead = p.headline_evidence
+    ev = lead if lead is not None and has_speed(lead) else newest_evidence(p, has_speed)
     drafter = f"{p.drafter.id} n={p.drafter.width}" if p.drafter else None
     return CatalogRow(
         id=p.id,
@@ -163,6 +177,8 @@ def _measured_row(p: Profile, ev: Evidence) -> dict[str, Any]:
         "profile": p.id,
         "date": ev.date,
         "rig": ev.rig,
+        "by": ev.contributor,
+        "machine": machine_text(ev),
         "settings": settings_text(ev),
         "decode": decode_text(m),
         "ttft": "/".join(num(t) for t in m.ttft_ms) or None,
@@ -229,8 +245,16 @@ def docs_plan(registry: Registry) -> dict[str, bytes]:
     }
     for section in sections:
         rows = benchmark_rows(registry, section.id)
+        profiles = [p for p in registry.concrete_profiles() if p.model == section.id]
+        drawn = bars(profiles)
+        chart = None
+        if drawn:
+            chart = f"{section.id}.svg"
+            title = f"{registry.models[section.id].name}: measured decode speed per rig"
+            plan[f"{BENCHMARKS_DIR}/{chart}"] = render_svg(title, drawn).encode()
         page = env.get_template("docs/benchmarks.md.j2").render(
             model=registry.models[section.id],
+            chart=chart,
             rows=rows,
             quality=[
                 dict(q, profile=r["profile"], date=r["date"]) for r in rows for q in r["quality"]
@@ -241,7 +265,8 @@ def docs_plan(registry: Registry) -> dict[str, bytes]:
 
 
 def orphan_pages(root: Path, plan: Sequence[str]) -> list[Path]:
-    """Benchmark pages of models that no longer have a profile."""
+    """Benchmark pages and charts the plan no longer has (a model without profiles, or
+    without a measured speed)."""
     folder = root / BENCHMARKS_DIR
     if not folder.is_dir():
         return []
@@ -249,5 +274,5 @@ def orphan_pages(root: Path, plan: Sequence[str]) -> list[Path]:
     return sorted(
         p
         for p in folder.iterdir()
-        if p.suffix == ".md" and f"{BENCHMARKS_DIR}/{p.name}" not in keep
+        if p.suffix in (".md", ".svg") and f"{BENCHMARKS_DIR}/{p.name}" not in keep
     )

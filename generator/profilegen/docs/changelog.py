@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from ..model import Profile
+from ..model.evidence import Evidence
 from ..model.model import Artifact
-from ..model.profile import Evidence
 from ..registry import Registry, find_profile
 from .catalog import decode_text, envelope_text, newest_evidence, num, prefill_text, settings_text
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from ..errors import ProfilegenError
 from ..hub.lock import Lock
 from ..model import Profile
-from ..model.profile import Evidence
+from ..model.evidence import Evidence
 from ..registry import Registry
 from . import formulas as fm
 from .options import FitOptions, FitResult
@@ -95,7 +95,8 @@ def records(registry: Registry) -> list[Record]:
     out = []
     for profile in registry.concrete_profiles():
         for i, ev in enumerate(profile.evidence):
-            found = _quantity(ev)
+            # A bench's memory figure is taken under load, not at boot: not a prediction's.
+            found = _quantity(ev) if ev.method == "boot" else None
             if found is not None:
                 out.append(Record(profile.id, i, ev, *found))
     return out

@@ -79,19 +79,69 @@ def adhoc_rig(registry: Registry, spec: str) -> Rig:
 
 
 def find_rig(registry: Registry, name: str) -> Rig:
-    """A registry rig by id, else the rig the name spells out (cards: 2x5090, 3090ti+3090).
+    """A registry rig by id or by its cards (`2x3090` is the registry's plain rig of two 3090s,
+    the same in every command), else the rig the cards spell out (fit and list take rigs the
+    registry does not have: 2x4090, 3090ti+3090).
 
     A name close to a registry rig's id is taken for a typo of it; otherwise the error
     names the card that is not known.
     """
+    found = _registry_rig(registry, name)
+    if found is not None:
+        return found
+    return adhoc_rig(registry, name)
+
+
+def find_registry_rig(registry: Registry, name: str) -> Rig:
+    """A registry rig, by id or by its cards (`2x3090`), for what must name one (a profile's
+    rig, a gateway's, a recorded bench)."""
+    try:
+        found = _registry_rig(registry, name)
+        cards = adhoc_rig(registry, name) if found is None else None
+    except UsageError:
+        # Not cards the registry knows: the nearest registry rig is the better guess here.
+        close = suggest(name, sorted(registry.rigs))
+        if close is None:
+            raise
+        raise UsageError(f"no rig {name!r} (did you mean {close!r}?)") from None
+    if found is not None:
+        return found
+    assert cards is not None
+    raise UsageError(
+        f"no registry rig of {cards.name.split(' (from')[0]} (registry rigs: "
+        f"{', '.join(sorted(registry.rigs))}; add one under registry/rigs/)"
+    )
+
+
+def _registry_rig(registry: Registry, name: str) -> Rig | None:
     if name in registry.rigs:
         return registry.rigs[name]
     near = difflib.get_close_matches(name, list(registry.rigs), n=1, cutoff=RIG_TYPO)
     if near:
         raise UsageError(f"no rig {name!r} (did you mean {near[0]!r}?)")
-    if all(_PART.match(part) for part in name.split("+")):
-        return adhoc_rig(registry, name)
-    raise UsageError(f"no rig {name!r} (a registry rig, or cards like 2x5090 or 3090ti+3090)")
+    if not all(_PART.match(part) for part in name.split("+")):
+        close = suggest(name, list(registry.rigs))
+        hint = (
+            f"did you mean {close!r}?"
+            if close
+            else "a registry rig, or cards like 2x5090 or 3090ti+3090"
+        )
+        raise UsageError(f"no rig {name!r} ({hint})")
+    wanted = sorted(g.id for g in _parse(registry, name))
+    same = [r for r in registry.rigs.values() if sorted(r.cards or [r.gpu] * r.count) == wanted]
+    return min(same, key=plainness) if same else None
+
+
+def plainness(rig: Rig) -> tuple[int, int, int, str]:
+    """How plain a rig is, for naming it by its cards: PCIe before NVLink, a Linux host without a
+    desktop on a card, the shortest id (2x3090 is 2x3090-pcie, not 2x3090-nvlink)."""
+    linked = rig.interconnect.nvlink or rig.interconnect.kind == "nvlink"
+    desktop = rig.host_os != "linux" or rig.desktop_gpu is not None
+    return (int(linked), int(desktop), len(rig.id), rig.id)
+
+
+def same_cards(a: Rig, b: Rig) -> bool:
+    return sorted(a.cards or [a.gpu] * a.count) == sorted(b.cards or [b.gpu] * b.count)
 
 
 def rig_gpus(registry: Registry, rig: Rig) -> list[Gpu]:

@@ -8,14 +8,10 @@ seconds instead of as a crash minutes into the engine's start.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import click
-
-from ..errors import EXIT_FINDINGS, EXIT_OK
 from ..registry import Registry, find_profile
 from .artifacts import promised_shards
 from .fetch import Need, _declared, needs, verify_local
@@ -28,6 +24,11 @@ class VerifyOptions:
     profile: str
     model_dir: Path
     fmt: str = "text"
+    strict: bool = False  # anything less than hash-verified fails
+
+
+# What a check proved of an artifact, strongest first.
+HASHED, SIZE_ONLY, MISSING, WRONG = "hash-verified", "size-only", "missing", "wrong"
 
 
 def _shard_problems(need: Need) -> list[str]:
@@ -46,7 +47,10 @@ def check_need(need: Need, record: Record) -> tuple[dict[str, Any], list[str]]:
     """One artifact's files on disk: what was checked and what is wrong."""
     if need.locked is not None:
         problems = verify_local(need, record)
-        how = f"size and sha256 from {LOCK_NAME}"
+        small = sum(f.sha256 is None for f in need.locked)
+        how = f"size and sha256 from {LOCK_NAME}" + (
+            f" ({small} small file(s) by size: the Hub keeps no sha256 for them)" if small else ""
+        )
         size = sum(f.size or 0 for f in need.locked)
     else:
         missing = [need.target / p for p in need.artifact.files if not (need.target / p).is_file()]
@@ -57,6 +61,7 @@ def check_need(need: Need, record: Record) -> tuple[dict[str, Any], list[str]]:
         size = need.artifact.size_bytes or 0
     problems += _shard_problems(need)
     obj = {
+        "proof": _proof(need, problems),
         "role": need.role,
         "key": need.key,
         "repo": need.artifact.repo,
@@ -70,39 +75,73 @@ def check_need(need: Need, record: Record) -> tuple[dict[str, Any], list[str]]:
     return obj, problems
 
 
-def run_verify(registry: Registry, opts: VerifyOptions) -> int:
-    """0 when every file the profile mounts is there and sound; 1 otherwise."""
+def _proof(need: Need, problems: list[str]) -> str:
+    if problems:
+        return (
+            MISSING
+            if all(p.endswith(": missing") or ": missing (" in p for p in problems)
+            else WRONG
+        )
+    # A resolved lock entry has the sha256 of every file the Hub stores by hash (the weights);
+    # small files kept in git (config.json) have no sha256 there and are matched by size.
+    hashed = need.locked is not None and any(f.sha256 for f in need.locked)
+    return HASHED if hashed else SIZE_ONLY
+
+
+def verify_files(registry: Registry, opts: VerifyOptions) -> tuple[list[dict[str, Any]], Record]:
+    """Each artifact the profile mounts, checked: what was proved and what is wrong."""
     profile = find_profile(registry, opts.profile)
     record = Record(opts.model_dir)
-    objects, problems = [], []
+    objects = []
     try:
         for need in needs(registry, profile, opts.model_dir):
-            obj, found = check_need(need, record)
-            objects.append(obj)
-            problems += found
+            objects.append(check_need(need, record)[0])
     finally:
         record.save()
-    if opts.fmt == "json":
-        click.echo(
-            json.dumps({"profile": profile.id, "ok": not problems, "artifacts": objects}, indent=2)
-        )
-        return EXIT_FINDINGS if problems else EXIT_OK
+    return objects, record
+
+
+def proved(objects: list[dict[str, Any]]) -> dict[str, int]:
+    return {
+        level: sum(o["proof"] == level for o in objects)
+        for level in (HASHED, SIZE_ONLY, MISSING, WRONG)
+    }
+
+
+def failed(objects: list[dict[str, Any]], strict: bool) -> bool:
+    counts = proved(objects)
+    return bool(counts[MISSING] or counts[WRONG] or (strict and counts[SIZE_ONLY]))
+
+
+def report_lines(objects: list[dict[str, Any]]) -> list[str]:
+    lines = []
     for obj in objects:
-        state = "ok" if not obj["problems"] else f"{len(obj['problems'])} problem(s)"
         count = f"{len(obj['files'])} files" if obj["files"] else "whole repository"
-        click.echo(
+        lines.append(
             f"{obj['role']}: {obj['repo']} -> {obj['target']}: {count}, {human(obj['bytes'])}, "
-            f"{obj['verified_by']}: {state}"
+            f"{obj['verified_by']}: {obj['proof']}"
         )
-        for problem in obj["problems"]:
-            click.echo(f"  {problem}")
+        lines += [f"  {problem}" for problem in obj["problems"]]
+    return lines
+
+
+def verdict(ident: str, objects: list[dict[str, Any]], record: Record, opts: VerifyOptions) -> str:
+    """One line saying exactly what was proved."""
+    counts = proved(objects)
     hashed = f"{record.hashed} file(s) hashed, the rest known from {opts.model_dir / '.profilegen-verified.json'}"
+    tally = ", ".join(f"{n} {level}" for level, n in counts.items() if n)
+    problems = sum(len(o["problems"]) for o in objects)
     if problems:
-        click.echo(
-            f"{profile.id}: {len(problems)} problem(s) with the files in {opts.model_dir} ({hashed}); "
-            f"the engine would not load them: `profilegen fetch {profile.id} --model-dir "
+        return (
+            f"{ident}: {problems} problem(s) with the files in {opts.model_dir} ({tally}; {hashed}); "
+            f"the engine would not load them: `profilegen fetch {ident} --model-dir "
             f"{opts.model_dir}` downloads what is missing or wrong"
         )
-        return EXIT_FINDINGS
-    click.echo(f"{profile.id}: every file is in place and verified ({hashed})")
-    return EXIT_OK
+    if counts[SIZE_ONLY]:
+        strict = "; --strict fails on this" if not opts.strict else "; failed (--strict)"
+        return (
+            f"{ident}: every file is in place; {tally}: {counts[SIZE_ONLY]} artifact(s) checked by "
+            f"size only, as {LOCK_NAME} has no sha256 for them (`profilegen lock` online pins "
+            f"them){strict} ({hashed})"
+        )
+    return f"{ident}: every file is in place and hash-verified ({hashed})"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime
 import ipaddress
 from typing import Annotated, Literal
 
@@ -20,25 +19,18 @@ from .common import (
     Status,
     Strict,
     Text,
+    Word,
 )
+from .evidence import Evidence, headline, newest
 from .kubernetes import ProfileKubernetes
 from .runtime import Runtime
 from .settings import ApiKeyPolicy
 
-Word = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.+:-]{1,64}$")]
 ContainerPath = Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9_.@+/-]*$")]
 HostPath = Annotated[str, StringConstraints(pattern=r"^(~|\.|/)[A-Za-z0-9_.@+/-]*$")]
 Scalar = bool | int | float | Text
 JsonScalar = bool | int | float | Annotated[str, StringConstraints(pattern=r"^[^\x00-\x1f]*$")]
 JsonValue = JsonScalar | list[JsonScalar] | dict[str, JsonScalar] | None
-
-
-def _calendar_date(value: str) -> str:
-    try:
-        datetime.date.fromisoformat(value)
-    except ValueError:
-        raise ValueError(f"{value} is not a calendar date (YYYY-MM-DD)") from None
-    return value
 
 
 def _ip_address(value: str) -> str:
@@ -71,11 +63,6 @@ def _compose_size(value: str) -> str:
     return value
 
 
-IsoDate = Annotated[
-    str,
-    StringConstraints(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"),
-    AfterValidator(_calendar_date),
-]
 IpAddress = Annotated[
     str, StringConstraints(pattern=r"^[0-9a-fA-F.:]+$"), AfterValidator(_ip_address)
 ]
@@ -251,93 +238,6 @@ class ProfileTunable(Strict):
     help: Text
 
 
-class PrefillPoint(Strict):
-    context_tokens: PositiveInt
-    tokens_per_s: Annotated[float, Field(gt=0)]
-
-
-class QualityScore(Strict):
-    suite: Text
-    setting: Text
-    pass_at_1: Annotated[int, Field(ge=0)]
-    pass_at_3: Annotated[int, Field(ge=0)] | None = None
-    total: PositiveInt
-
-
-class Measured(Strict):
-    decode_tps_narrative: Annotated[float, Field(gt=0)] | None = None
-    decode_tps_code: Annotated[float, Field(gt=0)] | None = None
-    ttft_ms: list[Annotated[float, Field(gt=0)]] = Field(default_factory=list)
-    prefill: list[PrefillPoint] = Field(default_factory=list)
-    # GPU memory in use, summed over the cards (nvidia-smi), at the moment the source says.
-    peak_vram_mib: PositiveInt | None = None
-    # What the engine logs at start-up: vLLM "GPU KV cache size: N tokens", SGLang
-    # "KV Cache is allocated. #tokens: N".
-    kv_pool_tokens: PositiveInt | None = None
-    # vLLM "Maximum concurrency for L tokens per request: Xx".
-    max_concurrency: Annotated[float, Field(gt=0)] | None = None
-    # vLLM "Available KV cache memory: X GiB" (per GPU, the tightest worker), in bytes.
-    kv_available_bytes: PositiveInt | None = None
-    # vLLM "Model loading took X GiB" (per GPU: weights and drafter, torch-allocated).
-    weights_loaded_bytes: PositiveInt | None = None
-    # vLLM "Estimated CUDA graph memory: X GiB total" (per GPU).
-    cuda_graph_bytes: PositiveInt | None = None
-    # llama.cpp: the KV buffer it allocates, in bytes (summed over the cards).
-    kv_buffer_bytes: PositiveInt | None = None
-    # llama.cpp: model and compute buffers on the GPUs, summed over the cards.
-    model_buffer_bytes: PositiveInt | None = None
-    compute_buffer_bytes: PositiveInt | None = None
-    max_context_filled: PositiveInt | None = None
-    verify_full: Annotated[str, StringConstraints(pattern=r"^[0-9]+/[0-9]+$")] | None = None
-    verify_stress: Annotated[str, StringConstraints(pattern=r"^[0-9]+/[0-9]+$")] | None = None
-    soak: Literal["pass", "fail"] | None = None
-    acceptance_length: list[Annotated[float, Field(gt=0)]] = Field(default_factory=list)
-    quality: list[QualityScore] = Field(default_factory=list)
-    boots: bool | None = None
-    oom: bool | None = None
-
-
-class EvidenceSettings(Strict):
-    """What differed from the profile's envelope when this was measured."""
-
-    gpu_memory_utilization: Fraction | None = None
-    kv_cache_dtype: Word | None = None
-    max_model_len: PositiveInt | None = None
-    max_num_seqs: PositiveInt | None = None
-    max_num_batched_tokens: PositiveInt | None = None
-    spec_n: Annotated[int, Field(ge=0)] | None = None
-    kv_cache_memory: PositiveInt | None = None
-    tp: PositiveInt | None = None
-    prefix_caching: bool | None = None
-    mamba_cache_mode: Word | None = None
-    cudagraph_max_capture: PositiveInt | None = None
-    enforce_eager: bool | None = None
-
-
-class Evidence(Strict):
-    # A name for the record that fit's calibration refers to (unique in the registry).
-    key: Id | None = None
-    date: IsoDate
-    rig: Id
-    # The engine the boot ran on, where it is not the profile's (an older or newer release).
-    engine: Id | None = None
-    # The weights variant it loaded, where it is not the profile's.
-    weights: Id | None = None
-    source: Text
-    summary: Text | None = None
-    settings: EvidenceSettings = EvidenceSettings()
-    measured: Measured
-    # The source rounds its figures (622K, ~278K): calibration judges it at a wider tolerance.
-    rounded: bool = False
-    # Fit calibration compares against this record unless it is marked out.
-    calibration: bool = True
-    # Fit constants fitted to this record (`profilegen fit --calibration` lists them): it is
-    # reported as `fitted`, never as a prediction.
-    fitted: list[Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,63}$")]] = Field(
-        default_factory=list
-    )
-
-
 class Deviation(Strict):
     """A deliberate difference from the upstream server the evidence was measured on."""
 
@@ -404,3 +304,16 @@ class Profile(Strict):
     ] = Field(default_factory=dict)
     evidence: list[Evidence] = Field(default_factory=list)
     notes: Text | None = None
+
+    @property
+    def headline_evidence(self) -> Evidence | None:
+        """The record a summary leads with (the newest speed on the profile's own rig)."""
+        return headline(self.evidence, self.rig)
+
+    @property
+    def quality_evidence(self) -> Evidence | None:
+        return newest(self.evidence, lambda ev: bool(ev.measured.quality))
+
+    @property
+    def evidence_on_rig(self) -> int:
+        return sum(ev.rig == self.rig for ev in self.evidence)

@@ -20,7 +20,8 @@ def ports(ctx: CheckContext) -> Iterator[Finding]:
     reg = ctx.registry
     by_port: dict[int, list[str]] = {}
     for p in reg.concrete_profiles():
-        by_port.setdefault(p.port, []).append(p.id)
+        if p.status != "retired":  # not served any more: its port is free for others
+            by_port.setdefault(p.port, []).append(p.id)
     for port, ids in sorted(by_port.items()):
         models = {reg.profiles[i].model for i in ids}
         if len(models) < 2:

@@ -20,6 +20,10 @@ def explain_scenarios(ctx: CheckContext) -> Iterator[Finding]:
     sound = {pid: r for pid, r in ctx.rendered.items() if not ctx.container[pid]}
     outcomes = scenario_outcomes(ctx.registry, sound)
     for profile_id, results in outcomes.items():
+        profile = ctx.registry.profiles[profile_id]
+        rig = ctx.registry.rigs.get(profile.rig)
+        if rig is not None and profile.envelope.tp > rig.count:
+            continue  # its GPU guard refuses on its own rig: the hw-tp finding says why, once
         for outcome in results:
             problem = outcome.problem()
             if problem:

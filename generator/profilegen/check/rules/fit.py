@@ -75,13 +75,15 @@ def _problem(r: FitResult) -> tuple[str, str] | None:
 def capacity(ctx: CheckContext) -> Iterator[Finding]:
     reg = ctx.registry
     for pid, result in _fits(ctx).items():
+        if reg.profiles[pid].status == "retired":
+            continue  # not served: what it would need is nobody's to fix
         # The profile's own file: its envelope is often inherited, but the fix lands here.
         where = reg.where("profiles", pid, ("id",))
         if isinstance(result, str):
             yield ctx.report(where, f"cannot predict the fit: {result}")
             continue
         problem = _problem(result)
-        if problem:
+        if problem and not boot_error(reg.profiles[pid], result):  # fit-boots says it, once
             # A warning, not an error: some upstream profiles boot this way on purpose and
             # serve fewer full-length requests at once than max_num_seqs allows.
             message, remedy = problem
@@ -97,10 +99,11 @@ def cannot_boot(r: FitResult) -> str | None:
     by as much): a shortfall inside the model's error is a warning (`fit-capacity`).
     """
     short = r.kv_pool_tokens < (1 - TOLERANCE) * r.max_model_len
-    if fit_model(r.engine) != "layer-split" and not r.boots and short:
+    if fit_model(r.engine) != "layer-split" and not r.boots:
+        close = "" if short else f", within fit's {TOLERANCE:.0%}: a boot on the rig decides"
         return (
             f"fit predicts it cannot boot on {r.rig}: a KV pool of {r.kv_pool_tokens:,} "
-            f"tokens for one {r.max_model_len:,}-token request ({r.max_concurrency:.2f}x)"
+            f"tokens for one {r.max_model_len:,}-token request ({r.max_concurrency:.2f}x{close})"
         )
     total = r.budget.get("total", 0)
     if r.free_bytes < -TOLERANCE * total:
@@ -111,13 +114,28 @@ def cannot_boot(r: FitResult) -> str | None:
     return None
 
 
+def ran_on_its_rig(p: Profile) -> bool:
+    """Evidence that the profile served on its own rig: a bench there, or a logged boot."""
+    return any(ev.rig == p.rig and (ev.method == "bench" or ev.measured.boots) for ev in p.evidence)
+
+
+def boot_error(p: Profile, r: FitResult) -> str | None:
+    """Why a profile in service fails `fit-boots`: predicted not to boot, not said in its
+    caveats, and not seen running on its rig (there the prediction is what is wrong, and
+    `fit-capacity` says so)."""
+    if p.status == "retired" or _acknowledged(p) or ran_on_its_rig(p):
+        return None
+    return cannot_boot(r)
+
+
 def _acknowledged(p: Profile) -> bool:
     return any(ACKNOWLEDGED.search(c) for c in p.caveats)
 
 
 @rule(
     "fit-boots",
-    "a profile fit predicts cannot boot on its rig says so in its caveats",
+    "a profile in service that fit predicts cannot boot on its rig, and has not been seen "
+    "running there, says so in its caveats",
     Severity.ERROR,
 )
 def boots(ctx: CheckContext) -> Iterator[Finding]:
@@ -126,8 +144,8 @@ def boots(ctx: CheckContext) -> Iterator[Finding]:
         profile = reg.profiles[pid]
         if isinstance(result, str) or profile.status == "retired":
             continue
-        why = cannot_boot(result)
-        if why and not _acknowledged(profile):
+        why = boot_error(profile, result)
+        if why:
             where = reg.where("profiles", pid, ("caveats",))
             hint = (
                 "fix the envelope, or add a caveat saying it does not boot there "

@@ -71,8 +71,9 @@ def _artifact(
             hint="run `profilegen lock`",
         )
     elif not entry.get("resolved"):
-        if use.used_by:
-            yield _unresolved(ctx, use)
+        profiles = ctx.registry.profiles
+        if any(u in profiles and profiles[u].status != "retired" for u in use.used_by):
+            yield _unresolved(ctx, use)  # artifacts of retired profiles only: not fetched
     elif problems := resolved_problems(use, entry):
         yield ctx.report(
             use.location,

@@ -16,6 +16,8 @@ from ...model.common import UNIT_BYTES
 from ...registry import KINDS, file_model
 from ..emit import document
 from ..layout import carry_comments, styles
+from .benchmarks import Landed, import_benchmarks, imported
+from .benchmarks import Registry as BenchRegistry
 from .build import Importer
 from .catalog import read_catalog
 from .curated import CURATED, curated_profiles, keep_curated
@@ -25,7 +27,7 @@ from .names import keep_artifact_ids
 from .source import Tree
 
 MARKER = "Imported by `profilegen import club3090` from noonghunna/club-3090"
-RIG_GPUS = {"3090": "rtx-3090", "5090": "rtx-5090"}
+RIG_GPUS = {"3090": "rtx-3090", "4090": "rtx-4090", "5090": "rtx-5090"}
 UNMEASURED = (
     "club-3090 rates this production; its measurements are not recorded in this registry yet, "
     "so it is listed as caveats until an evidence record is added."
@@ -45,6 +47,9 @@ class Plan:
     files: dict[Path, bytes]
     notes: list[Note]
     keys: int
+    # BENCHMARKS.md rows that landed as evidence, and on how many profiles.
+    evidence_rows: int = 0
+    evidence_profiles: int = 0
 
 
 def plan_import(root: Path, opts: ImportOptions) -> Plan:
@@ -63,18 +68,68 @@ def plan_import(root: Path, opts: ImportOptions) -> Plan:
         importer.add(entry)
     out = importer.finish()
     keep_artifact_ids(out, lambda ident: _existing(root / "registry" / "models" / f"{ident}.yaml"))
+    landed = _benchmarks(tree, entries, out, root)
     resolved = curated_profiles(root)
     files: dict[Path, bytes] = {}
     for kind, ident, data, header in _entities(out, root):
         path = root / "registry" / kind / f"{ident}.yaml"
         existing = _existing(path)
-        merged = _merge(kind, data, existing)
+        records = None
+        if landed is not None and kind == "profiles" and "upstream_key" in data:
+            records = landed.records.get(ident, [])
+        merged = _merge(kind, data, existing, records)
         if kind == "profiles" and ident in resolved:
             merged = keep_curated(kind, merged, resolved[ident])
+            _with_evidence(merged, records, production=data.get("status") == "production")
         merged = _ordered_like(merged, existing)
         _validate(kind, path, merged, root)
         files[path] = _laid_out(path, kind, merged, header, out)
-    return Plan(files, out.notes, len(chosen))
+    rows, profiles = (landed.rows, len(landed.records)) if landed else (0, 0)
+    return Plan(files, out.notes, len(chosen), rows, profiles)
+
+
+def _benchmarks(tree: Tree, entries: list[Any], out: Catalogue, root: Path) -> Landed | None:
+    """BENCHMARKS.md rows as evidence of the imported profiles; what does not land is noted."""
+    folder = root / "registry"
+    rigs = {p.stem: d for p in sorted((folder / "rigs").glob("*.yaml")) if (d := _existing(p))}
+    rigs.update({r: _rig(r) for r in out.rigs if r not in rigs})
+    gpus = {p.stem: d for p in sorted((folder / "gpus").glob("*.yaml")) if (d := _existing(p))}
+    gib = {g: _bytes(d.get("vram")) / UNIT_BYTES["GiB"] for g, d in gpus.items()}
+    engines = {p.stem for p in (folder / "engines").glob("*.yaml")} | set(out.engines)
+    reg = BenchRegistry(out.profiles, rigs, gib, engines)
+    landed = import_benchmarks(tree, entries, reg, out.rev)
+    if landed is None:
+        return None
+    out.rigs.update(landed.new_rigs)
+    for line, why in landed.unmapped:
+        out.note(f"BENCHMARKS.md:{line}", "unmapped", why)
+    for table in landed.others:
+        out.note(f"BENCHMARKS.md:{table.first}-{table.last}", "unmapped",
+                 f"{table.rows} rows of a table of another shape ({table.header[:60]}), not evidence")  # fmt: skip
+    return landed
+
+
+def _with_evidence(
+    profile: dict[str, Any], records: list[dict[str, Any]] | None, *, production: bool
+) -> None:
+    """The profile's own records, then the rows imported for it (replacing earlier imports);
+    a profile upstream rates production is production here only with evidence."""
+    if records is not None:  # None: no BENCHMARKS.md at this revision, what is recorded stays
+        kept = [e for e in profile.get("evidence", []) if not imported(e)]
+        if kept or records:
+            profile["evidence"] = kept + records
+        else:
+            profile.pop("evidence", None)
+    if not production:
+        return
+    caveats = [c for c in profile.get("caveats", []) if c != UNMEASURED]
+    profile["status"] = "production" if profile.get("evidence") else "caveats"
+    if not profile.get("evidence"):
+        caveats.append(UNMEASURED)
+    if caveats:
+        profile["caveats"] = caveats
+    else:
+        profile.pop("caveats", None)
 
 
 def _laid_out(
@@ -149,14 +204,17 @@ def _existing(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _merge(kind: str, new: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
-    """The import's facts, with what a maintainer curated in the existing file kept."""
+def _merge(
+    kind: str,
+    new: dict[str, Any],
+    old: dict[str, Any] | None,
+    records: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The import's facts, with what a maintainer curated in the existing file kept, and the
+    benchmark rows imported for it."""
     merged = _merge_kept(kind, new, old)
-    if kind == "profiles" and merged.get("status") == "production" and not merged.get("evidence"):
-        # Production means measured evidence here; until it is recorded, caveats it is.
-        merged["status"] = "caveats"
-        caveats = list(merged.get("caveats", []))
-        merged["caveats"] = caveats if UNMEASURED in caveats else [*caveats, UNMEASURED]
+    if kind == "profiles":
+        _with_evidence(merged, records, production=new.get("status") == "production")
     if kind == "profiles" and old is not None and _unchanged(merged, old):
         merged["upstream_rev"] = old["upstream_rev"]  # upstream did not change it
     return merged

@@ -1,0 +1,17 @@
+"""`profilegen engines`: the registry's engines, one a line."""
+
+from __future__ import annotations
+
+import click
+
+from ..docs.entities import echo_rows, engine_rows
+from .common import FORMAT_TEXT_JSON, Context, pass_context
+
+
+@click.command("engines")
+@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@pass_context
+def command(obj: Context, fmt: str) -> int:
+    """List the registry's engines (PROFILES: how many profiles not retired use each)."""
+    echo_rows(engine_rows(obj.registry()), fmt)
+    return 0
