@@ -107,7 +107,7 @@ def test_the_k8s_tree_is_checked_in_only_when_the_registry_opts_in(root: Path) -
     ]
     assert (
         invoke_in(root, "render", "--all").out
-        == "compose/, docs/ and k8s/ are up to date (14 files)\n"
+        == "compose/, docs/ and k8s/ are up to date (16 files)\n"
     )
     check = invoke_in(root, "check", "--quiet")
     assert check.code == 0, check.text
