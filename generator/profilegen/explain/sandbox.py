@@ -32,34 +32,46 @@ COMMAND_DIR = "/usr/local/bin"
 # Commands that run beside or before the engine and only take time.
 IDLE_NAMES = ("lmcache", "sleep")
 
-_ENGINE_STUB = f"""#!/bin/bash -p
-printf '%s\\0' "$0" "$@" >{RUN_DIR}/engine.argv
-/usr/bin/env -0 >{RUN_DIR}/engine.env
-exit 0
+# The stubs are POSIX shell: a launch starts several, and sh starts in a fraction of bash's
+# time. The engine's records what `exec` handed it; `env -0` prints exactly its environment.
+_ENGINE_STUB = f"""#!/bin/sh
+read -r out <{RUN_DIR}/launch
+printf '%s\\0' "$0" "$@" >"$out/engine.argv"
+exec /usr/bin/env -0 >"$out/engine.env"
 """
-# GPUs and link come from a file the job writes before each launch: the container's
-# environment must stay exactly what the launch is given.
-_NVIDIA_SMI = f"""#!/bin/bash -p
-read -r n link <{RUN_DIR}/gpus
+# GPUs and link come from a file of the launch's own: the container's environment must stay
+# exactly what the launch is given.
+_NVIDIA_SMI = f"""#!/bin/sh
+read -r out <{RUN_DIR}/launch
+read -r n link <"$out/gpus"
 case "$*" in
-  -L*) for ((i = 0; i < n; i++)); do echo "GPU $i: NVIDIA GeForce RTX 3090 (UUID: GPU-stub-$i)"; done ;;
+  -L*)
+    i=0
+    while [ "$i" -lt "$n" ]; do echo "GPU $i: NVIDIA GeForce RTX 3090 (UUID: GPU-stub-$i)"; i=$((i + 1)); done ;;
   "topo -m"* | "topo -p2p"*)
-    for ((i = 0; i < n; i++)); do printf '\\tGPU%d' "$i"; done; echo
-    for ((i = 0; i < n; i++)); do
+    i=0
+    while [ "$i" -lt "$n" ]; do printf '\\tGPU%d' "$i"; i=$((i + 1)); done
+    echo
+    i=0
+    while [ "$i" -lt "$n" ]; do
       printf 'GPU%d' "$i"
-      for ((j = 0; j < n; j++)); do
-        if ((i == j)); then cell=X
-        elif [[ $1 == topo && $2 == -m ]]; then cell=$link
-        elif [[ $link == NV4 ]]; then cell=OK
+      j=0
+      while [ "$j" -lt "$n" ]; do
+        if [ "$i" -eq "$j" ]; then cell=X
+        elif [ "$1 $2" = "topo -m" ]; then cell=$link
+        elif [ "$link" = NV4 ]; then cell=OK
         else cell=CNS; fi
         printf '\\t%s' "$cell"
+        j=$((j + 1))
       done
       echo
+      i=$((i + 1))
     done ;;
 esac
 exit 0
 """
-# One job: its mounts in order, then each launch with exactly its environment.
+# One job: its mounts in order, then each launch with exactly its environment. The stubs read
+# which launch runs from a file and write into its folder: nothing to mount or copy per launch.
 _JOB = f"""set -u
 job=$1
 while IFS= read -r -d '' src && IFS= read -r -d '' dst && IFS= read -r -d '' ro; do
@@ -76,17 +88,30 @@ while IFS= read -r -d '' src && IFS= read -r -d '' dst && IFS= read -r -d '' ro;
   fi
   [[ $ro == 0 ]] || mount -o remount,bind,ro "$dst"
 done <"$job/mounts"
+mkdir -p {RUN_DIR}
 for launch in "$job"/launch/*/; do
-  rm -rf {RUN_DIR} && mkdir -p {RUN_DIR} && cp "$launch/gpus" {RUN_DIR}/gpus
-  : >{RUN_DIR}/steps.log
+  : >"$launch/steps.log"
+  printf '%s\\n' "$launch" >{RUN_DIR}/launch
   mapfile -d '' env <"$launch/env"
   mapfile -d '' argv <"$launch/argv"
-  (cd / && exec timeout -s KILL {TIMEOUT_S} /usr/bin/env -i -- ${{env[@]+"${{env[@]}}"}} "${{argv[@]}}") \\
-    </dev/null >/dev/null 2>"$launch/stderr"
+  if [[ ${{#argv[@]}} -ge 3 && ${{argv[0]}} == */bash && ${{argv[1]}} == -p && -f ${{argv[2]}} ]]; then
+    # `bash -p SCRIPT`, as a forked subshell of this bash -p: its environment emptied and
+    # set to exactly the launch's, the script read as bash reads it; no bash to start.
+    (
+      while IFS= read -r name; do unset "$name" 2>/dev/null; done < <(compgen -e)
+      for pair in ${{env[@]+"${{env[@]}}"}}; do
+        case ${{pair%%=*}} in
+          IFS | SHELLOPTS | BASHOPTS | BASH_ENV | ENV) ;;  # what bash -p does not take in
+          *) export "$pair" ;;
+        esac
+      done
+      cd / && set -- "${{argv[@]:3}}" && source "${{argv[2]}}"
+    ) </dev/null >/dev/null 2>"$launch/stderr"
+  else
+    (cd / && exec /usr/bin/env -i -- ${{env[@]+"${{env[@]}}"}} "${{argv[@]}}") \\
+      </dev/null >/dev/null 2>"$launch/stderr"
+  fi
   echo $? >"$launch/code"
-  for f in engine.argv engine.env steps.log; do
-    [[ ! -f {RUN_DIR}/$f ]] || cp {RUN_DIR}/$f "$launch/$f"
-  done
 done
 """
 _DRIVER = f"""set -u
@@ -99,7 +124,11 @@ done
 # engine's package is not here, and the sha256 of every file was checked when it was bundled.
 RECORDERS = f"""
 # explain: patch steps are checked and recorded instead of applied.
-pg_explain_step() {{ local IFS=$'\\t'; printf '%s\\n' "$*" >>{RUN_DIR}/steps.log; }}
+pg_explain_step() {{
+  local IFS=$'\\t' out
+  read -r out <{RUN_DIR}/launch
+  printf '%s\\n' "$*" >>"$out/steps.log"
+}}
 pg_verify() {{
   local file=$pg_patch_root/$1/$2
   [[ -n $1 ]] || file=$2
