@@ -10,7 +10,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "generator" / "profilegen"
 # Top-level modules everything may use; they import nothing of profilegen themselves.
-FOUNDATION = {"errors", "resources", "write"}
+FOUNDATION = {"errors", "resources", "units", "write"}
 ENTRY = {"cli", "__main__"}
 
 

@@ -15,13 +15,13 @@ from ..hub.lock import Lock
 from ..model import Profile
 from ..model.evidence import Evidence
 from ..registry import Registry
+from ..units import MIB
 from . import formulas as fm
 from .options import FitOptions, FitResult
 from .predict import fit_profile
 
 TOLERANCE = 0.05  # predicted within ±5% of what the engine logged
 TOLERANCE_ROUNDED = 0.07  # ... or ±7% where the source rounds its figure
-MIB = 1 << 20
 # Quantities a record can be judged on, in order of preference.
 QUANTITIES = ("kv_pool_tokens", "kv_buffer_bytes", "peak_vram_mib")
 # A refitted constant further than this from the stored one means the stored one is stale.

@@ -10,8 +10,8 @@ from ..errors import UsageError
 from ..model import Gpu, Rig
 from ..model.rig import Interconnect
 from ..registry import Registry
+from ..units import GIB
 
-GIB = 1 << 30
 # NVML reports a card's exact memory (24,576 MiB for a 3090, 32,607 MiB for a 5090); a
 # registry entry within this share of it is the same card.
 VRAM_TOLERANCE = 0.05

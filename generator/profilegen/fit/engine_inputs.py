@@ -6,10 +6,10 @@ from ..hub.lock import Lock
 from ..model import Engine
 from ..model.model import Model
 from ..registry import Registry
+from ..units import MIB
 from . import formulas as fm
 from .inputs import (
     DEFAULT_VLLM_MEMORY,
-    MIB,
     SGLANG_DEFAULT_FRACTION,
     VLLM_DEFAULT_BATCHED_TOKENS,
     VLLM_DEFAULT_UTIL,

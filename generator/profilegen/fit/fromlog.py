@@ -21,8 +21,6 @@ from .logs import BootLog
 from .options import FitOptions, FitResult
 from .predict import fit_profile
 
-GIB = 1 << 30
-MIB = 1 << 20
 _VLLM_ARGS = {  # vLLM arg -> FitOptions field
     "tensor_parallel_size": "tp",
     "max_model_len": "max_model_len",

@@ -13,7 +13,6 @@ from ..model.profile import Envelope
 from ..registry import Registry
 from . import formulas as fm
 
-MIB = 1 << 20
 # vLLM's own defaults for settings a profile may leave out (online serving).
 VLLM_DEFAULT_UTIL = 0.9
 VLLM_DEFAULT_BATCHED_TOKENS = 8192

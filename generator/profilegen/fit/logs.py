@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..families import family, fit_model, kinds
+from ..units import GIB, MIB
 
-GIB = 1 << 30
-MIB = 1 << 20
 MAX_LOG_BYTES = 64 << 20
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")

@@ -11,14 +11,13 @@ from ..model import Engine, Gpu, Profile, Rig
 from ..model.model import Architecture, Artifact
 from ..model.profile import Envelope
 from ..registry import Registry
+from ..units import GIB, MIB
 from . import formulas as fm
 from .inputs import VLLM_DEFAULT_UTIL, FitError, Target
 from .options import FitOptions, FitResult
 from .results import predict
 from .rigs import find_rig, rig_gpus
 
-MIB = 1 << 20
-GIB = 1 << 30
 # What-if options that only one memory model reads: the pool's sizing (vLLM), and what the
 # layer split has no use for (SGLang reads --gpu-util as its static memory fraction).
 POOL_ONLY = (

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from ..families import fit_model
+from ..units import GIB, MIB
 from .calibrate import CalibrationPoint, ConstantCheck
 from .fromlog import LogFit
 from .options import FitResult
-
-MIB = 1 << 20
-GIB = 1 << 30
 
 _VLLM_ROWS = (
     ("total", "total (CUDA view)", 0),

@@ -13,12 +13,11 @@ from typing import Any
 from ..families import fit_model
 from ..hub.lock import Lock
 from ..registry import Registry
+from ..units import GIB
 from . import formulas as fm
 from .engine_inputs import llamacpp_inputs, sglang_inputs, vllm_inputs
 from .inputs import FitError, Target
 from .options import FitResult
-
-GIB = 1 << 30
 
 
 def _result(t: Target, weights_bytes: int, **values: Any) -> FitResult:

@@ -20,9 +20,9 @@ from ..fit.predict import fit_profile
 from ..model import Profile
 from ..registry import Registry
 from ..render import render_profile
+from ..units import GIB
 from .machine import Machine, read_machine
 
-GIB = 1 << 30
 TOOLKIT = ("nvidia-ctk", "nvidia-container-cli", "nvidia-container-runtime-hook")
 CDI_DIRS = ("/etc/cdi", "/var/run/cdi")
 

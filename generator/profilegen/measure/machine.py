@@ -13,8 +13,7 @@ from typing import Any
 
 from ..fit.detect import LocalGpu, match_gpu
 from ..registry import Registry
-
-MIB = 1 << 20
+from ..units import MIB
 
 
 @dataclass(frozen=True)

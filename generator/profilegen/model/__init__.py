@@ -1,7 +1,7 @@
 """The registry's typed data model, one module per entity (pydantic, strict, frozen).
 
 Owns: what a GPU, rig, engine, model, drafter, patch, profile and gateway are, field by field.
-May import: `errors`, `families` (the model knows nothing of files, rendering or the Hub).
+May import: `errors`, `units`, `families` (the model knows nothing of files, rendering or the Hub).
 """
 
 from __future__ import annotations

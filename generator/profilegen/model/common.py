@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from ..families import kinds
+from ..units import UNIT_BYTES
 
 ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,79}$"
 ENV_NAME_PATTERN = r"^[A-Z_][A-Z0-9_]{0,63}$"
@@ -89,19 +90,6 @@ class SizeUnit(str, Enum):
     MiB = "MiB"
     GiB = "GiB"
     TiB = "TiB"
-
-
-UNIT_BYTES: dict[str, int] = {
-    "B": 1,
-    "KB": 10**3,
-    "MB": 10**6,
-    "GB": 10**9,
-    "TB": 10**12,
-    "KiB": 2**10,
-    "MiB": 2**20,
-    "GiB": 2**30,
-    "TiB": 2**40,
-}
 
 
 class Size(Strict):

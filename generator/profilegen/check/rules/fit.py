@@ -10,10 +10,9 @@ from ...families import fit_model
 from ...fit.calibrate import TOLERANCE, check_names, unpredictable
 from ...fit.predict import FitOptions, FitResult, fit_profile
 from ...model import Profile
+from ...units import GIB, MIB
 from .base import CheckContext, rule
 
-MIB = 1 << 20
-GIB = 1 << 30
 # A caveat that owns up to a profile not booting where it is declared.
 ACKNOWLEDGED = re.compile(
     r"\b(cannot|can't|does not|doesn't|won't|will not|not to|never)\s+(boot|fit)\b", re.I

@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+from ...units import GIB, MIB
 from .calibrated import CONSTANT_NAMES, DEFAULT_CONSTANTS, Constants
 from .common import (
     ACT_HIDDEN_COPIES,
@@ -26,11 +27,9 @@ from .common import (
     CUDA_CONTEXT_BYTES,
     DRIVER_RESERVED_BYTES,
     GDN_CHUNK_SIZE,
-    GIB,
     LLAMACPP_CTX_PADDING,
     LLAMACPP_MMPROJ_COMPUTE_BYTES,
     LLAMACPP_STATE_DTYPE_BYTES,
-    MIB,
     VLLM_DEFAULT_BLOCK_SIZE,
     VLLM_GROUP_SIZE_MAX_RATIO,
     VLLM_KERNEL_BLOCK_ALIGNMENT,

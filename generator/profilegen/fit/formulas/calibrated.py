@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 
-MIB = 1 << 20
+from ...units import MIB
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-GIB = 1 << 30
-MIB = 1 << 20
+from ...units import GIB, MIB
 
 # --- Mechanism constants ------------------------------------------------------------------
 # Each number below is a property of an engine or a driver, never of a model or a profile.

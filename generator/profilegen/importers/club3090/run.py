@@ -12,8 +12,8 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from ...errors import UsageError
-from ...model.common import UNIT_BYTES
 from ...registry import KINDS, file_model
+from ...units import UNIT_BYTES
 from ..emit import document
 from ..layout import carry_comments, styles
 from .benchmarks import Landed, import_benchmarks, imported

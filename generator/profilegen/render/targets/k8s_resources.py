@@ -18,10 +18,10 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ...units import GIB
 from ..context import Context
 from .k8s_plan import K8sError, Layout
 
-GIB = 2**30
 # Weights read from a network volume, and downloaded from the Hub, at a rate most clusters beat.
 READ_BYTES_PER_S = 100 * 10**6
 DOWNLOAD_BYTES_PER_S = 25 * 10**6

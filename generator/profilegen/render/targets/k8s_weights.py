@@ -21,6 +21,7 @@ from typing import Any
 from ...errors import Location
 from ...hub.artifacts import profile_artifacts, promised_shards
 from ...hub.lock import LOCK_NAME, Lock, artifact_matches, artifact_problems
+from ...units import GIB
 from ..context import Context
 from .k8s_plan import K8sError, K8sOptions, Layout, ModelVolume
 
@@ -29,7 +30,6 @@ LOADER = "load-weights.py"
 PLAN = "weights.json"
 # Where the loader's containers mount the models folder of the data volume.
 LOADER_MODELS = "/profilegen/models"
-GIB = 2**30
 # The claim holds the weights, a fifth more for what a format conversion or a second
 # revision needs, and room for the compile caches that share the volume.
 HEADROOM = 1.2
