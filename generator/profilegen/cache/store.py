@@ -11,8 +11,9 @@ from __future__ import annotations
 import os
 import pickle
 import stat
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from ..resources import cache_root
 from ..write import write_atomic
@@ -28,6 +29,9 @@ def configure(*, enabled: bool) -> None:
 
 def enabled() -> bool:
     return _STATE["enabled"] and os.environ.get("PROFILEGEN_NO_CACHE", "") in ("", "0")
+
+
+T = TypeVar("T")
 
 
 class Store:
@@ -67,6 +71,23 @@ class Store:
 
     def put_object(self, key: str | None, value: Any) -> None:
         self.put(key, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def remember(
+        self,
+        key: str | None,
+        make: Callable[[], T],
+        valid: Callable[[Any], bool],
+        keep: Callable[[T], bool] = lambda _value: True,
+    ) -> T:
+        """The stored result for `key` when `valid` accepts it (a result of this code, not a
+        corrupt or foreign entry), else `make()`, stored when `keep` says so."""
+        hit = self.get_object(key)
+        if valid(hit):
+            return cast(T, hit)
+        value = make()
+        if keep(value):
+            self.put_object(key, value)
+        return value
 
 
 def _private(folder: Path) -> bool:

@@ -183,14 +183,11 @@ def _findings(opts: CheckOptions) -> list[Finding]:
     if opts.online:
         return collect(opts)
     root = find_root(explicit=opts.root)
-    key = _inputs(root).key()
-    store = Store("check")
-    cached = store.get_object(key)
-    if isinstance(cached, list) and all(isinstance(f, Finding) for f in cached):
-        return cached
-    findings = collect(opts)
-    store.put_object(key, findings)
-    return findings
+    return Store("check").remember(
+        _inputs(root).key(),
+        lambda: collect(opts),
+        lambda hit: isinstance(hit, list) and all(isinstance(f, Finding) for f in hit),
+    )
 
 
 def _inputs(root: Path) -> Inputs:

@@ -21,14 +21,11 @@ _TEMPLATES: dict[Path, str | None] = {}
 
 
 def render_profile_cached(registry: Registry, profile: Profile) -> Rendered:
-    key = _key(registry, profile)
-    store = Store("profile")
-    hit = store.get_object(key)
-    if isinstance(hit, Rendered) and hit.profile_id == profile.id:
-        return hit
-    rendered = render_profile(registry, profile)
-    store.put_object(key, rendered)
-    return rendered
+    return Store("profile").remember(
+        _key(registry, profile),
+        lambda: render_profile(registry, profile),
+        lambda hit: isinstance(hit, Rendered) and hit.profile_id == profile.id,
+    )
 
 
 def profile_key(registry: Registry, profile: Profile, salt: str = "") -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator
+from functools import partial
 
 from ...cache import Store
 from ...errors import Finding, Location, ProfilegenError, Severity
@@ -97,18 +98,23 @@ def _all_problems(ctx: CheckContext) -> dict[str, list[Problem]]:
     return _stored(ctx)
 
 
+def _is_list(hit: object) -> bool:
+    return isinstance(hit, list)
+
+
+def _problems_of(ctx: CheckContext, profile_id: str) -> list[Problem]:
+    one = {profile_id: ctx.rendered[profile_id]}
+    built = k8s_all(ctx.registry, one, verify=False, lock=ctx.usable_lock)[profile_id]
+    return _of(profile_id, built)
+
+
 def _stored(ctx: CheckContext) -> dict[str, list[Problem]]:
     store = Store("k8s-check")
     out: dict[str, list[Problem]] = {}
     for profile_id in ctx.rendered:
-        key = _key(ctx, profile_id)
-        hit = store.get_object(key)
-        if not isinstance(hit, list):
-            one = {profile_id: ctx.rendered[profile_id]}
-            built = k8s_all(ctx.registry, one, verify=False, lock=ctx.usable_lock)[profile_id]
-            hit = _of(profile_id, built)
-            store.put_object(key, hit)
-        out[profile_id] = hit
+        out[profile_id] = store.remember(
+            _key(ctx, profile_id), partial(_problems_of, ctx, profile_id), _is_list
+        )
     return out
 
 
