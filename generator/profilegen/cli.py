@@ -30,6 +30,7 @@ COMMANDS = {
     "changelog": "changelog",
     "check": "check",
     "diff": "diff",
+    "engine": "engine",
     "engines": "engines",
     "explain": "explain",
     "fetch": "fetch",
