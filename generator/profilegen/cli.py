@@ -42,10 +42,12 @@ COMMANDS = {
     "lock": "lock",
     "model": "model",
     "new": "new",
+    "rehearse": "rehearse",
     "render": "render",
     "rigs": "rigs",
     "schema": "schema",
     "show": "show",
+    "upgrade": "upgrade",
     "verify": "verify",
 }
 

@@ -49,12 +49,18 @@ def engine_entry(registry: Registry, engine_id: str) -> Engine:
 
 
 def build_facts(
-    engine: Engine, version: str | None = None, offline: bool = False, none: str | None = None
+    engine: Engine,
+    version: str | None = None,
+    offline: bool = False,
+    none: str | None = None,
+    new_id: str | None = None,
 ) -> EngineFacts:
-    """The engine's facts read from its release, or its declared reason for having none."""
-    command = f"profilegen engine facts {engine.id}"
+    """The engine's facts read from its release, or its declared reason for having none;
+    `version` and `new_id` read another release of its family for a new entry."""
+    ident = new_id or engine.id
+    command = f"profilegen engine facts {ident}"
     if none is not None:
-        return EngineFacts.model_validate({"engine": engine.id, "none": none})
+        return EngineFacts.model_validate({"engine": ident, "none": none})
     release = release_of(engine, version)
     if release is None:
         raise UsageError(
@@ -69,14 +75,14 @@ def build_facts(
         "sha256": artifact.sha256,
         "requirement": artifact.requirement,
         "method": release.family.METHOD,
-        "command": command + (f" --version {version}" if version else ""),
+        "command": command + (f" --version {version}" if version and not new_id else ""),
     }
     read_version = str(read.pop("version", release.version))
     if read_version != release.version:
         provenance["nearest"] = (
             f"the index has no source of {release.version}; read {read_version}, the nearest"
         )
-    data = {"engine": engine.id, "provenance": provenance, **read}
+    data = {"engine": ident, "provenance": provenance, **read}
     return EngineFacts.model_validate(data, strict=False)
 
 

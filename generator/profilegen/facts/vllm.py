@@ -18,6 +18,9 @@ METHOD = (
 # The engine variables it reads go by these prefixes (one it does not know is a warning).
 ENV_PREFIXES = ("VLLM_",)
 
+# The package a patch edits in the image (None: a compiled release, no source to patch).
+PACKAGE: str | None = "vllm"
+
 
 def requirement(version: str) -> str:
     return f"vllm=={version}"
