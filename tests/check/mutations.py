@@ -217,8 +217,102 @@ GATEWAY_MUTATIONS: tuple[Mutation, ...] = (
     ),
 )
 
+FACTS = "registry/engines/facts/vllm-v0.27.1.json"
+DRAFTER = "registry/drafters/syvai-qwen38-dflash2.yaml"
+
+
+def _extra(words: str) -> Apply:
+    """serve.extra_args on the DFlash profile (vLLM v0.27.1, judged by its facts file)."""
+    return replace(
+        DFLASH, "  reasoning_parser: qwen3\n", f"  reasoning_parser: qwen3\n  extra_args: {words}\n"
+    )
+
+
+# What v0.27.1's own parser refuses, judged by its checked-in facts at the line that set it.
+FACTS_MUTATIONS: tuple[Mutation, ...] = (
+    Mutation(
+        name="facts-unknown-flag",
+        rule="engine-facts",
+        file=DFLASH,
+        line="extra_args: [--max-nmu-seqs",
+        apply=_extra('[--max-nmu-seqs, "2"]'),
+        message="vllm-v0.27.1: --max-nmu-seqs is not a flag this release takes",
+    ),
+    Mutation(
+        name="facts-removed-flag",
+        rule="engine-facts",
+        file=DFLASH,
+        line="extra_args: [--num-lookahead-slots",
+        apply=_extra('[--num-lookahead-slots, "4"]'),
+        message="vllm-v0.27.1: --num-lookahead-slots is not a flag this release takes",
+    ),
+    Mutation(
+        name="facts-bad-choice",
+        rule="engine-facts",
+        file=DFLASH,
+        line="extra_args: [--convert, embedd]",
+        apply=_extra("[--convert, embedd]"),
+        message="vllm-v0.27.1: --convert 'embedd' is not one of its choices",
+    ),
+    Mutation(
+        name="facts-repeated-flag",
+        rule="engine-facts",
+        file=DFLASH,
+        line="extra_args: [--max-num-seqs",
+        apply=_extra('[--max-num-seqs, "2"]'),
+        message="vllm-v0.27.1: --max-num-seqs is passed twice (--max-num-seqs before it): the "
+        "last one wins",
+    ),
+    Mutation(
+        name="facts-unknown-compilation-key",
+        rule="engine-facts",
+        file=DFLASH,
+        line="compilation: {max_capture_size: 8}",
+        apply=replace(
+            DFLASH,
+            "  cudagraph_mem_mib: 1900\n",
+            "  cudagraph_mem_mib: 1900\n  compilation: {max_capture_size: 8}\n",
+        ),
+        message="vllm-v0.27.1: --compilation-config has no key 'max_capture_size'",
+    ),
+    Mutation(
+        name="facts-unknown-speculative-method",
+        rule="engine-facts",
+        file=DRAFTER,
+        line="method: dflash",
+        apply=replace(FACTS, '"inkling_mtp", "dflash", "ngram_gpu"', '"inkling_mtp", "ngram_gpu"'),
+        message="vllm-v0.27.1: --speculative-config method 'dflash' is not one this release knows",
+    ),
+    Mutation(
+        name="facts-unknown-engine-variable",
+        rule="engine-facts",
+        file=DFLASH,
+        line="VLLM_ATTENTION_BACKNED",
+        apply=replace(
+            DFLASH,
+            '  VLLM_SKIP_P2P_CHECK: "1"\n',
+            '  VLLM_SKIP_P2P_CHECK: "1"\n  VLLM_ATTENTION_BACKNED: FLASH_ATTN\n',
+        ),
+        message="vllm-v0.27.1: VLLM_ATTENTION_BACKNED is not a variable this release reads",
+        severity="warning",
+    ),
+    Mutation(
+        name="facts-file-of-no-engine",
+        rule="engine-facts-file",
+        file="registry/engines/facts/vllm-v9.9.9.json",
+        line='"engine": "vllm-v9.9.9"',
+        apply=write(
+            "registry/engines/facts/vllm-v9.9.9.json",
+            '{"engine": "vllm-v9.9.9", "none": "a fixture", "schema": 1}\n',
+        ),
+        message="facts of 'vllm-v9.9.9', which is not an engine",
+    ),
+)
+
+
 MUTATIONS: tuple[Mutation, ...] = (
     *GATEWAY_MUTATIONS,
+    *FACTS_MUTATIONS,
     # Generated files: missing, stale, orphaned.
     Mutation(
         name="compose-deleted",

@@ -43,7 +43,7 @@ def facts(**overrides: Any) -> EngineFacts:
             },
             "--default-chat-template-kwargs": {"free": True},
         },
-        "env": ["VLLM_USE_V2_MODEL_RUNNER", "VLLM_ATTENTION_BACKEND"],
+        "env": ["VLLM_ATTENTION_BACKEND", "VLLM_USE_V2_MODEL_RUNNER"],
     }
     data.update(overrides)
     return EngineFacts.model_validate(data, strict=False)

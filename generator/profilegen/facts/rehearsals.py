@@ -123,7 +123,7 @@ def report(
             + (f", {len(unavailable)} engine(s) without source" if unavailable else "")
         )
         text = "\n".join(lines)
-    if unavailable:
+    if unavailable or any(r.verdict == "unavailable" for r in done):
         return text, EXIT_USAGE
     return text, EXIT_FINDINGS if any(r.verdict == "refused" for r in done) else EXIT_OK
 
@@ -134,6 +134,8 @@ def _line(r: Rehearsal) -> str:
         return head + f"applies; {len(r.compiled)} changed file(s) byte-compiled"
     if r.verdict == "refused":
         return head + f"refused: {r.message}"
+    if r.verdict == "unavailable":
+        return head + f"not rehearsed: {r.message}"
     return head + f"not rehearsed: {r.message}"
 
 

@@ -52,7 +52,7 @@ class RehearsalError(ProfilegenError):
 class Rehearsal:
     profile: str
     engine: str
-    # applies | refused | not-rehearsed
+    # applies | refused | not-rehearsed (no release, no patches) | unavailable (not had)
     verdict: str
     message: str | None = None
     said: tuple[str, ...] = ()  # what the entrypoint and the patches said
@@ -78,7 +78,12 @@ def rehearse_profile(
         work = Path(tmp)
         pkg = work / "pkg"
         shutil.copytree(tree, pkg, symlinks=True)
-        write_bundle(work / "bundle", bundle_files(registry, profile, rendered))
+        try:
+            files = bundle_files(registry, profile, rendered)
+        except ProfilegenError as exc:
+            why = f"cannot get its patch files: {exc}"
+            return Rehearsal(profile.id, engine.id, "unavailable", why)
+        write_bundle(work / "bundle", files)
         box = container(rendered, {})
         mounts = [(pkg, package_dir)] + _patch_mounts(box.service, work / "bundle")
         missing = _overlay_problem(mounts, package_dir, pkg)
@@ -206,6 +211,8 @@ def _run(
         "PG_EXPLAIN_GPUS": "1",
         "PG_EXPLAIN_LINK": "PHB",
         "TMPDIR": str(tmp),
+        # The image's Python finds the package where it is installed (installers look it up).
+        "PYTHONPATH": str(PurePosixPath(mounts[0][1]).parent),
     }
     argv = [*_unshare(), "bash", "-c", script]
     try:

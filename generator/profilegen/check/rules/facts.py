@@ -90,7 +90,7 @@ def _profile_findings(ctx: CheckContext, p: Profile, runs: list[Explanation]) ->
             continue
         label = run.scenario.label
         for problem in judge_argv(facts, run.argv) + judge_env(facts, prefixes, run.env):
-            where = _locate(reg, p, ctx.rendered[p.id], problem)
+            where = _locate(reg, p, ctx.rendered[p.id], run.argv, problem)
             key = (where, problem.message)
             found.setdefault(key, (problem, []))[1].append(label)
     for (where, message), (problem, labels) in found.items():
@@ -104,21 +104,22 @@ def _profile_findings(ctx: CheckContext, p: Profile, runs: list[Explanation]) ->
         )
 
 
-def _locate(reg: Registry, p: Profile, rendered: Rendered, problem: Problem) -> Location:
+def _locate(
+    reg: Registry, p: Profile, rendered: Rendered, argv: tuple[str, ...], problem: Problem
+) -> Location:
     """The registry line that produced the word: an extra_args item, the drafter, a fact, an
     environment entry; else the engine's file (what its entrypoint adds)."""
     if problem.index < 0:
         return _env_line(reg, p, problem.word)
     command = rendered.command
     spec = {(a.flag or "").split("=", 1)[0] for a in command.spec_args}
-    arg = next(
-        (
-            a
-            for a in (*command.args, *command.spec_args)
-            if (a.flag or "").split("=", 1)[0] == problem.word.split("=", 1)[0]
-        ),
-        None,
-    )
+    word = problem.word.split("=", 1)[0]
+    same = [
+        a for a in (*command.args, *command.spec_args) if (a.flag or "").split("=", 1)[0] == word
+    ]
+    # The k-th time the word is passed comes from the k-th argument that passes it.
+    nth = [w.split("=", 1)[0] for w in argv[: problem.index + 1]].count(word)
+    arg = same[min(nth, len(same)) - 1] if same else None
     if arg is None:
         return reg.where("engines", p.engine, ("id",))
     if arg.fact == "extra":
