@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from ..errors import Severity, suggest
 from ..model.facts import EngineFacts, FlagFacts
+from ..render import Rendered
 
 NUMBER = re.compile(r"^-[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$")
 
@@ -28,6 +29,12 @@ class Problem:
 
 def _is_option(word: str) -> bool:
     return word.startswith("-") and len(word) > 1 and not NUMBER.match(word)
+
+
+def server_words(rendered: Rendered, argv: Sequence[str]) -> tuple[str, ...]:
+    """The engine's argv without the words before its options (`serve` of `vllm serve`)."""
+    lead = tuple(rendered.command.binary[1:])
+    return tuple(argv[len(lead) :] if tuple(argv[: len(lead)]) == lead else argv)
 
 
 def judge_argv(facts: EngineFacts, argv: Sequence[str]) -> list[Problem]:

@@ -25,7 +25,7 @@ from ..registry.files import MAX_REGISTRY_FILE, read_inside
 from ..render import render_profile
 from ..write import write_files
 from .engine import FAMILIES, dump
-from .judge import judge_argv, judge_env
+from .judge import judge_argv, judge_env, server_words
 from .rehearsals import Plan, run
 
 # Flags whose release default sizes the KV pool or what is charged beside it.
@@ -84,9 +84,10 @@ def _arguments(
         run_: Explanation = explain(registry, p, scenario, rendered)
         if not run_.launched:
             continue
-        passed |= {w.split("=", 1)[0] for w in run_.argv if w.startswith("-")}
-        before = _said(old, prefixes, run_) if old is not None and old.known else set()
-        for problem in judge_argv(new, run_.argv) + judge_env(new, prefixes, run_.env):
+        argv = server_words(rendered, run_.argv)
+        passed |= {w.split("=", 1)[0] for w in argv if w.startswith("-")}
+        before = _said(old, prefixes, argv, run_.env) if old is not None and old.known else set()
+        for problem in judge_argv(new, argv) + judge_env(new, prefixes, run_.env):
             text = problem.message + (f" ({problem.hint})" if problem.hint else "")
             if problem.message in before:
                 continue
@@ -94,15 +95,17 @@ def _arguments(
             if text not in target:
                 target.append(text)
     if old is not None and old.known:
-        verdict.warnings += _moved_defaults(old, new, passed)
+        verdict.warnings += moved_defaults(old, new, passed)
 
 
-def _said(facts: EngineFacts, prefixes: tuple[str, ...], run_: Explanation) -> set[str]:
-    problems = judge_argv(facts, run_.argv) + judge_env(facts, prefixes, run_.env)
+def _said(
+    facts: EngineFacts, prefixes: tuple[str, ...], argv: tuple[str, ...], env: dict[str, str]
+) -> set[str]:
+    problems = judge_argv(facts, argv) + judge_env(facts, prefixes, env)
     return {p.message for p in problems}
 
 
-def _moved_defaults(old: EngineFacts, new: EngineFacts, passed: set[str]) -> list[str]:
+def moved_defaults(old: EngineFacts, new: EngineFacts, passed: set[str]) -> list[str]:
     out = []
     for flag in MEMORY_FLAGS:
         before, after = old.flags.get(flag), new.flags.get(flag)
@@ -166,7 +169,7 @@ def write_entry(registry: Registry, engine: Engine, new: EngineFacts, version: s
     """The new engine entry (the old one's file with its release replaced) and its facts."""
     root = registry.root
     old = read_inside(root, root / registry.where("engines", engine.id).file, MAX_REGISTRY_FILE)
-    text = _respelled(old.decode("utf-8"), engine, new.engine, version)
+    text = respelled(old.decode("utf-8"), engine, new.engine, version)
     return write_files(
         {
             root / "registry" / "engines" / f"{new.engine}.yaml": text.encode(),
@@ -175,7 +178,7 @@ def write_entry(registry: Registry, engine: Engine, new: EngineFacts, version: s
     )
 
 
-def _respelled(text: str, engine: Engine, new_id: str, version: str) -> str:
+def respelled(text: str, engine: Engine, new_id: str, version: str) -> str:
     """The old entry's text for the new release: id, tag, version and name moved on."""
     old_version = engine.version or ""
     lines = text.splitlines()

@@ -10,7 +10,7 @@ from ...errors import Finding, Location, Severity
 from ...explain.core import Explanation, explain
 from ...explain.scenarios import scenarios_for
 from ...facts.engine import FAMILIES
-from ...facts.judge import Problem, judge_argv, judge_env
+from ...facts.judge import Problem, judge_argv, judge_env, server_words
 from ...model import Profile
 from ...registry import Registry
 from ...render import Rendered
@@ -89,8 +89,9 @@ def _profile_findings(ctx: CheckContext, p: Profile, runs: list[Explanation]) ->
         if not run.launched:
             continue
         label = run.scenario.label
-        for problem in judge_argv(facts, run.argv) + judge_env(facts, prefixes, run.env):
-            where = _locate(reg, p, ctx.rendered[p.id], run.argv, problem)
+        argv = server_words(ctx.rendered[p.id], run.argv)
+        for problem in judge_argv(facts, argv) + judge_env(facts, prefixes, run.env):
+            where = _locate(reg, p, ctx.rendered[p.id], argv, problem)
             key = (where, problem.message)
             found.setdefault(key, (problem, []))[1].append(label)
     for (where, message), (problem, labels) in found.items():

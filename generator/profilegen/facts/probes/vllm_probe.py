@@ -21,7 +21,7 @@ from argparse_facts import options, quietly, refuse_errors
 logging.disable(logging.CRITICAL)
 
 
-def _parsers() -> tuple[Any, Any]:
+def parsers() -> tuple[Any, Any]:
     from vllm import platforms
     from vllm.platforms.cpu import CpuPlatform
 
@@ -113,7 +113,7 @@ def main() -> None:
     import vllm
     import vllm.envs as envs
 
-    top, serve = _parsers()
+    top, serve = parsers()
 
     def accepts(words: list[str]) -> bool:
         return bool(quietly(top.parse_args, ["serve", *words]))
