@@ -102,16 +102,23 @@ def download(requirement: str, *, source: bool = False, offline: bool = False) -
 
 def environment(artifact: Artifact, dist: str, torch: bool) -> Path:
     """A throw-away virtual environment (in the user cache) holding the release and the
-    dependencies it needs on a CPU: its Python's path. Built once per artifact."""
+    dependencies it needs on a CPU: its Python's path. Built once per artifact.
+
+    Where the cache already holds an environment of another release of the same package,
+    the new one sees its packages (torch, the dependencies they share) through a path file
+    and installs only what its own pins ask for beyond them."""
     # Named by the artifact and the recipe: a changed recipe builds a new environment.
     recipe = hashlib.sha256(f"{TORCH}\0{GPU_ONLY.pattern}\0{dist}".encode()).hexdigest()
     home = cache_root() / "envs" / f"{artifact.sha256[:16]}-{recipe[:8]}"
     python = home / "bin" / "python"
     if (home / ".complete").is_file():
         return python
+    lender = _lender(home, recipe[:8])
     shutil.rmtree(home, ignore_errors=True)
     _run([sys.executable, "-m", "venv", str(home)], "create an environment")
-    if torch:
+    if lender is not None:
+        (_site(python) / "lent.pth").write_text(str(_site(lender)) + "\n", encoding="utf-8")
+    elif torch:
         _pip([TORCH], "install torch (CPU)", python=python, install=True)
     _pip(["--no-deps", str(artifact.path)], f"install {artifact.name}", python=python, install=True)
     kept = [r for r in requirements_of(python, dist) if not GPU_ONLY.match(r)]
@@ -119,6 +126,23 @@ def environment(artifact: Artifact, dist: str, torch: bool) -> Path:
         _pip(kept, "install the release's dependencies", python=python, install=True)
     (home / ".complete").write_text(artifact.name + "\n", encoding="utf-8")
     return python
+
+
+def _lender(home: Path, recipe: str) -> Path | None:
+    """A complete environment of another release made by the same recipe (so of the same
+    package) that lends nothing itself: the first by name, or None."""
+    for other in sorted(home.parent.glob(f"*-{recipe}")):
+        lends = not any(other.glob("lib/*/site-packages/lent.pth"))
+        if other != home and (other / ".complete").is_file() and lends:
+            return other / "bin" / "python"
+    return None
+
+
+def _site(python: Path) -> Path:
+    found = sorted(python.parent.parent.glob("lib/python3*/site-packages"))
+    if not found:
+        raise ReleaseError(f"{python.parent.parent} has no site-packages")
+    return found[0]
 
 
 def requirements_of(python: Path, dist: str) -> list[str]:

@@ -49,7 +49,8 @@ def _flag(action: argparse.Action) -> dict[str, Any]:
     if name:
         entry["type"] = name
     if action.choices is not None:
-        entry["choices"] = [str(c) for c in action.choices]
+        # None stands for "unset" in a release's choices; no command line can pass it.
+        entry["choices"] = [str(c) for c in action.choices if c is not None]
     default = _default(action.default)
     if default is not None:
         entry["default"] = default
@@ -93,6 +94,10 @@ def options(parser: Any, accepts: Callable[[list[str]], bool]) -> dict[str, Any]
         longs = [s for s in action.option_strings if s.startswith("--")]
         canonical = longs[0] if longs else action.option_strings[0]
         entry = _flag(action)
+        if "choices" in entry:
+            # What the parser takes: a listed choice its converter turns into something else
+            # (`None` through optional_type) is refused.
+            entry["choices"] = [c for c in entry["choices"] if accepts([canonical, c])]
         negations = [s for s in action.option_strings if s.startswith("--no-")]
         if canonical in negations:
             negations.remove(canonical)
