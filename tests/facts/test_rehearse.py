@@ -105,3 +105,13 @@ def test_no_source_offline_is_said_and_never_passes(tiny: Path) -> None:
         "--offline was given" in run.text
     )
     assert "applies" not in run.text
+
+
+def test_going_on_past_a_refusal_names_each_refused_step(tiny: Path, tmp_path: Path) -> None:
+    registry = open_registry(tiny)
+    profile = registry.profiles["qwen38-27b-dual-fast"]
+    package = tree(tmp_path, "def f():\n    return 3\n")
+    rendered = render_profile(registry, profile)
+    result = rehearse_profile(registry, profile, rendered, package, keep_going=True)
+    assert (result.verdict, result.refusals) == ("refused", (result.message,))
+    assert "speculative decoding: mtp, width 4" in result.said  # the boot went on to the engine

@@ -61,6 +61,7 @@ def run(
     work: Plan,
     offline: bool,
     facts_for: Callable[[str], EngineFacts] | None = None,
+    keep_going: bool = False,
 ) -> tuple[list[Rehearsal], list[str]]:
     """Each planned profile rehearsed; engines whose source cannot be had are listed."""
     results: list[Rehearsal] = []
@@ -73,11 +74,13 @@ def run(
         except ReleaseError as exc:
             unavailable.append(f"{engine_id}: cannot get its source: {exc}")
             continue
-        results += _same_chains_once(registry, ids, source)
+        results += _same_chains_once(registry, ids, source, keep_going)
     return results, unavailable
 
 
-def _same_chains_once(registry: Registry, ids: list[str], source: Path) -> list[Rehearsal]:
+def _same_chains_once(
+    registry: Registry, ids: list[str], source: Path, keep_going: bool
+) -> list[Rehearsal]:
     """Profiles whose patch chains are the same (files, steps, order, activation values) are
     one rehearsal, reported for each of them."""
     seen: dict[str, Rehearsal] = {}
@@ -87,7 +90,7 @@ def _same_chains_once(registry: Registry, ids: list[str], source: Path) -> list[
         rendered = render_profile(registry, profile)
         key = _chain_key(registry, profile.id, rendered)
         if key not in seen:
-            seen[key] = rehearse_profile(registry, profile, rendered, source)
+            seen[key] = rehearse_profile(registry, profile, rendered, source, keep_going)
         out.append(replace(seen[key], profile=pid))
     return out
 

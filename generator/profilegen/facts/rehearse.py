@@ -32,6 +32,16 @@ from ..render.bundle import bundle_files, write_bundle
 from .releases import ReleaseError
 
 RUN_TIMEOUT_S = 600
+# Going on past a refused step (the upgrade report names every step a release refuses): each
+# step runs in a subshell, so that its refusal ends the step and not the boot.
+KEEP_GOING = """# <<< patch helpers
+eval "pg_step_diff() $(declare -f pg_diff | tail -n +2)"
+eval "pg_step_script() $(declare -f pg_script | tail -n +2)"
+pg_diff() { ( pg_step_diff "$@" ) || true; }
+pg_script() { ( pg_step_script "$@" ) || true; }
+"""
+REFUSED = "; refusing to boot"
+STEP_DONE = (": applied", ": done", "already applied")
 COMPILE = (
     "import json, py_compile, sys\n"
     "bad = {}\n"
@@ -58,7 +68,8 @@ class Rehearsal:
     said: tuple[str, ...] = ()  # what the entrypoint and the patches said
     compiled: tuple[str, ...] = ()  # package files byte-compiled
     interpreter: str = ""
-    detail: tuple[str, ...] = field(default=())
+    # Every refused step with the patch's own words (the first only, unless going on).
+    refusals: tuple[str, ...] = field(default=())
 
 
 def patched(registry: Registry, profile: Profile) -> bool:
@@ -67,9 +78,10 @@ def patched(registry: Registry, profile: Profile) -> bool:
 
 
 def rehearse_profile(
-    registry: Registry, profile: Profile, rendered: Rendered, tree: Path
+    registry: Registry, profile: Profile, rendered: Rendered, tree: Path, keep_going: bool = False
 ) -> Rehearsal:
-    """Runs the profile's entrypoint over a copy of `tree` (the release's package)."""
+    """Runs the profile's entrypoint over a copy of `tree` (the release's package); with
+    `keep_going`, past refused steps, to name each of them."""
     engine = registry.engines[profile.engine]
     package_dir = engine.package_dir or ""
     if not package_dir:
@@ -90,12 +102,16 @@ def rehearse_profile(
         if missing:
             return Rehearsal(profile.id, engine.id, "refused", missing)
         python = interpreter(package_dir)
-        code, stderr, launched = _run(work, box.words, box.env, mounts, engine.binary, python)
+        words = _with_helpers(box.words, engine.binary, keep_going)
+        code, stderr, launched = _run(work, words, box.env, mounts, python)
         said = tuple(ln.removeprefix("profilegen: ") for ln in stderr.splitlines() if ln.strip())
-        if not launched:
+        refusals = refusals_in(said)
+        if not launched or refusals:
+            first = refusals[0] if refusals else _refusal(code, said)
             return Rehearsal(
-                profile.id, engine.id, "refused", _refusal(code, said), said, interpreter=python
-            )
+                profile.id, engine.id, "refused", first, said, interpreter=python,
+                refusals=tuple(refusals) or (first,),
+            )  # fmt: skip
         changed = _changed(tree, pkg) + _overlaid(mounts, package_dir, pkg)
         bad = _compile(python, pkg, changed)
         if bad:
@@ -191,7 +207,6 @@ def _run(
     words: list[str],
     env: dict[str, str],
     mounts: list[tuple[Path, str]],
-    binary: str,
     python: str,
 ) -> tuple[int | None, str, bool]:
     stubs, out, tmp = work / "stubs", work / "out", work / "tmp"
@@ -201,8 +216,6 @@ def _run(
     (stubs / "nvidia-smi").chmod(0o755)
     for name in ("python3", "python"):
         (stubs / name).symlink_to(python)
-    if len(words) >= 3 and words[1] == "-c":
-        words = [*words[:2], stubbed_script(words[2], binary, None), *words[3:]]
     script = "\n".join([*_setup(mounts, work / "overlay"), "exec " + shlex.join(words)])
     run_env = {
         **env,
@@ -232,6 +245,29 @@ def _run(
     return done.returncode, done.stderr, (out / "engine.argv").is_file()
 
 
+def _with_helpers(words: list[str], binary: str, keep_going: bool) -> list[str]:
+    """The container's words with the engine stubbed (and each step alone, going on)."""
+    if len(words) < 3 or words[1] != "-c":
+        return words
+    script = stubbed_script(words[2], binary, None)
+    if keep_going:
+        script = script.replace("# <<< patch helpers\n", KEEP_GOING, 1)
+    return [*words[:2], script, *words[3:]]
+
+
+def refusals_in(said: tuple[str, ...]) -> list[str]:
+    """Each refused step's message, with the patch's own last words before it."""
+    out: list[str] = []
+    start = 0
+    for i, line in enumerate(said):
+        if not line.endswith(REFUSED) or " patch" not in f" {line}":
+            continue
+        own = [ln for ln in said[start:i] if not ln.endswith(STEP_DONE)]
+        out.append(f"{line} ({own[-1]})" if own else line)
+        start = i + 1
+    return out
+
+
 def _unshare() -> list[str]:
     user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
     return ["unshare", *user, "--mount", "--propagation", "private", "--"]
@@ -240,7 +276,7 @@ def _unshare() -> list[str]:
 def _refusal(code: int | None, said: tuple[str, ...]) -> str:
     """The entrypoint's refusal, with the patch's own last words before it."""
     last = said[-1] if said else f"the entrypoint exited {code}"
-    own = [ln for ln in said[:-1] if not ln.endswith((": applied", ": done", "already applied"))]
+    own = [ln for ln in said[:-1] if not ln.endswith(STEP_DONE)]
     return f"{last} ({own[-1]})" if own else last
 
 

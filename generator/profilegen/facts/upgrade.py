@@ -130,14 +130,15 @@ def _patches(
     patched = [pid for pid in ids if registry.profiles[pid].patches]
     if not patched:
         return
-    results, unavailable = run(registry, Plan({engine.id: patched}, []), offline, lambda _: new)
+    plan = Plan({engine.id: patched}, [])
+    results, unavailable = run(registry, plan, offline, lambda _: new, keep_going=True)
     for line in unavailable:
         for pid in patched:
             verdicts[pid].refused.append(f"patches not rehearsed: {line}")
     for result in results:
         verdict = verdicts[result.profile]
         if result.verdict == "refused":
-            verdict.refused.append(f"patches refused: {result.message}")
+            verdict.refused += [f"patch refused: {r}" for r in result.refusals]
         for said in result.said:
             match = re.match(r"^([^/\s]+)/\S+: already applied$", said)
             if match:
