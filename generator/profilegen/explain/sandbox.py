@@ -32,14 +32,14 @@ COMMAND_DIR = "/usr/local/bin"
 # Commands that run beside or before the engine and only take time.
 IDLE_NAMES = ("lmcache", "sleep")
 
-_ENGINE_STUB = f"""#!/bin/bash -p
+ENGINE_STUB = f"""#!/bin/bash -p
 printf '%s\\0' "$0" "$@" >{RUN_DIR}/engine.argv
 /usr/bin/env -0 >{RUN_DIR}/engine.env
 exit 0
 """
 # GPUs and link come from a file the job writes before each launch: the container's
 # environment must stay exactly what the launch is given.
-_NVIDIA_SMI = f"""#!/bin/bash -p
+NVIDIA_SMI = f"""#!/bin/bash -p
 read -r n link <{RUN_DIR}/gpus
 case "$*" in
   -L*) for ((i = 0; i < n; i++)); do echo "GPU $i: NVIDIA GeForce RTX 3090 (UUID: GPU-stub-$i)"; done ;;
@@ -192,9 +192,9 @@ def _run_box(jobs: list[Job]) -> list[list[Run]]:
         files = {
             f"{RUN_DIR}-job.sh": _JOB.encode(),
             f"{RUN_DIR}-driver.sh": _DRIVER.encode(),
-            "/usr/bin/nvidia-smi": _NVIDIA_SMI.encode(),
+            "/usr/bin/nvidia-smi": NVIDIA_SMI.encode(),
             **{stub_path(n): b"#!/bin/sh\nexit 0\n" for n in IDLE_NAMES},
-            **{stub_path(e): _ENGINE_STUB.encode() for job in jobs for e in job.engines},
+            **{stub_path(e): ENGINE_STUB.encode() for job in jobs for e in job.engines},
         }
         box = Box(
             binds=(Bind(batch, JOBS, read_only=False),),

@@ -1,20 +1,20 @@
 """`profilegen rehearse`: each profile's patch chain applied to its engine's real source.
 
-The profile's own entrypoint runs, with its default settings, inside a throw-away mount
-namespace laid out as its container is: a copy of the release's source tree at the engine's
-`package_dir`, the bundle's patch folders and files at the paths the compose mounts them on.
-The patch helpers act for real (verify, `patch`, installers); only the engine is a stub, so a
-run that reaches it has applied every step. Every Python file a step changed, and every file
-mounted over one in the package, is then byte-compiled.
+The profile's own entrypoint runs, with its default settings, in a box (`profilegen.sandbox`)
+laid out as its container is: a copy of the release's source tree at the engine's
+`package_dir`, the bundle (entrypoint, helpers, patch files) at the paths the compose mounts
+it on. The patch helpers act for real (verify, `patch`, installers, with the host's Python 3
+as the image's); only the engine and `nvidia-smi` are stubs, so a run that reaches the engine
+has applied every step. Every Python file a step changed, and every file mounted over one in
+the package, is then byte-compiled (outside the box: compiling runs nothing) by the image's
+Python version where this machine has it.
 """
 
 from __future__ import annotations
 
 import filecmp
 import json
-import os
 import re
-import shlex
 import shutil
 import subprocess
 import sys
@@ -23,18 +23,21 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from ..errors import ProfilegenError
-from ..explain.core import container, stubbed_script
-from ..explain.sandbox import SHELL_STUBS
+from ..explain.core import Prepared, Scenario, prepare
+from ..explain.layout import BUNDLE
+from ..explain.sandbox import ENGINE_STUB, IDLE_NAMES, NVIDIA_SMI, RUN_DIR, stub_path
 from ..model import Profile
 from ..registry import Registry
 from ..render import Rendered
 from ..render.bundle import bundle_files, write_bundle
-from .releases import ReleaseError
+from ..render.targets.compose import HELPERS
+from ..sandbox import Bind, Box, run
 
 RUN_TIMEOUT_S = 600
 # Going on past a refused step (the upgrade report names every step a release refuses): each
 # step runs in a subshell, so that its refusal ends the step and not the boot.
-KEEP_GOING = """# <<< patch helpers
+KEEP_GOING = """
+# rehearse: each patch step alone, going on past a refusal.
 eval "pg_step_diff() $(declare -f pg_diff | tail -n +2)"
 eval "pg_step_script() $(declare -f pg_script | tail -n +2)"
 pg_diff() { ( pg_step_diff "$@" ) || true; }
@@ -50,12 +53,6 @@ COMPILE = (
     "    except py_compile.PyCompileError as e: bad[f] = e.msg.strip().splitlines()[-1]\n"
     "print(json.dumps(bad))\n"
 )
-
-
-class RehearsalError(ProfilegenError):
-    """The machine cannot rehearse (no mount namespace): exit 2."""
-
-    exit_code = ReleaseError.exit_code
 
 
 @dataclass(frozen=True)
@@ -95,16 +92,21 @@ def rehearse_profile(
         except ProfilegenError as exc:
             why = f"cannot get its patch files: {exc}"
             return Rehearsal(profile.id, engine.id, "unavailable", why)
-        write_bundle(work / "bundle", files)
-        box = container(rendered, {})
-        mounts = [(pkg, package_dir)] + _patch_mounts(box.service, work / "bundle")
+        if keep_going:
+            files[HELPERS] = files[HELPERS] + KEEP_GOING.encode()
+        write_bundle(work / BUNDLE, files)
+        ready = prepare(registry, profile, Scenario(), rendered)
+        for rel in ready.job.layout.dirs:
+            (work / rel).mkdir(parents=True, exist_ok=True)
+        mounts = [(pkg, package_dir)] + [
+            (work / m.source, m.target) for m in ready.job.layout.mounts
+        ]
         missing = _overlay_problem(mounts, package_dir, pkg)
         if missing:
             return Rehearsal(profile.id, engine.id, "refused", missing)
-        python = interpreter(package_dir)
-        words = _with_helpers(box.words, engine.binary, keep_going)
-        code, stderr, launched = _run(work, words, box.env, mounts, python)
+        code, stderr, launched = _run(work, ready, engine.binary, package_dir)
         said = tuple(ln.removeprefix("profilegen: ") for ln in stderr.splitlines() if ln.strip())
+        python = interpreter(package_dir)
         refusals = refusals_in(said)
         if not launched or refusals:
             first = refusals[0] if refusals else _refusal(code, said)
@@ -121,18 +123,6 @@ def rehearse_profile(
                 profile.id, engine.id, "refused", message, said, tuple(changed), python
             )
         return Rehearsal(profile.id, engine.id, "applies", None, said, tuple(changed), python)
-
-
-def _patch_mounts(service: dict[str, object], bundle: Path) -> list[tuple[Path, str]]:
-    """The compose's bind mounts of the bundle's patch folders and files."""
-    mounts = []
-    for volume in service.get("volumes") or []:  # type: ignore[attr-defined]
-        if not isinstance(volume, dict) or volume.get("type") != "bind":
-            continue
-        source = str(volume.get("source", ""))
-        if source.startswith("./patches/"):
-            mounts.append((bundle / source.removeprefix("./"), str(volume["target"])))
-    return mounts
 
 
 def _inside(path: str, package_dir: str) -> str | None:
@@ -175,84 +165,31 @@ def interpreter(package_dir: str) -> str:
     return sys.executable
 
 
-def _setup(mounts: list[tuple[Path, str]], upper: Path) -> list[str]:
-    """Shell lines laying the mounts out: where a target's folder does not exist, the nearest
-    existing ancestor gets a throw-away overlay, so that nothing on the host changes."""
-    lines = ["set -e"]
-    overlaid: set[str] = set()
-    for i, (source, target) in enumerate(mounts):
-        anchor = Path(target)
-        while not anchor.exists():
-            anchor = anchor.parent
-        if str(anchor) == "/" and not Path(target).exists():
-            raise RehearsalError(f"cannot lay out {target}: no folder of it exists on this machine")
-        if not Path(target).exists() and str(anchor) not in overlaid:
-            up, wk = upper / f"up{i}", upper / f"wk{i}"
-            up.mkdir(parents=True)
-            wk.mkdir(parents=True)
-            lines.append(
-                "mount -t overlay overlay -o "
-                + shlex.quote(f"lowerdir={anchor},upperdir={up},workdir={wk}")
-                + f" {shlex.quote(str(anchor))}"
-            )
-            overlaid.add(str(anchor))
-        q = shlex.quote(target)
-        lines.append(f"mkdir -p {q}" if source.is_dir() else f"mkdir -p $(dirname {q}); touch {q}")
-        lines.append(f"mount --bind {shlex.quote(str(source))} {q}")
-    return lines
-
-
 def _run(
-    work: Path,
-    words: list[str],
-    env: dict[str, str],
-    mounts: list[tuple[Path, str]],
-    python: str,
+    work: Path, ready: Prepared, binary: str, package_dir: str
 ) -> tuple[int | None, str, bool]:
-    stubs, out, tmp = work / "stubs", work / "out", work / "tmp"
-    for folder in (stubs, out, tmp):
-        folder.mkdir()
-    (stubs / "nvidia-smi").write_text("#!/bin/bash\n" + SHELL_STUBS + 'nvidia-smi "$@"\n')
-    (stubs / "nvidia-smi").chmod(0o755)
-    for name in ("python3", "python"):
-        (stubs / name).symlink_to(python)
-    script = "\n".join([*_setup(mounts, work / "overlay"), "exec " + shlex.join(words)])
-    run_env = {
-        **env,
-        "PATH": f"{stubs}:/usr/local/bin:/usr/bin:/bin",
-        "PG_EXPLAIN_OUT": str(out),
-        "PG_EXPLAIN_GPUS": "1",
-        "PG_EXPLAIN_LINK": "PHB",
-        "TMPDIR": str(tmp),
-        # The image's Python finds the package where it is installed (installers look it up).
-        "PYTHONPATH": str(PurePosixPath(mounts[0][1]).parent),
+    """The container's launch in a box: the package (writable) and the compose's mounts at
+    their paths, the engine a stub that records that it was reached."""
+    out = work / "run"
+    out.mkdir()
+    (out / "gpus").write_text("1 PHB\n")
+    (launch,) = ready.job.launches
+    binds = [Bind(work / "pkg", package_dir, read_only=False)]
+    binds += [Bind(work / m.source, m.target, m.read_only) for m in ready.job.layout.mounts]
+    binds.append(Bind(out, RUN_DIR, read_only=False))
+    files = {
+        stub_path(binary): ENGINE_STUB.encode(),
+        "/usr/bin/nvidia-smi": NVIDIA_SMI.encode(),
+        **{stub_path(name): b"#!/bin/sh\nexit 0\n" for name in IDLE_NAMES},
     }
-    argv = [*_unshare(), "bash", "-c", script]
-    try:
-        done = subprocess.run(
-            argv, env=run_env, cwd=work, capture_output=True, text=True,
-            timeout=RUN_TIMEOUT_S, stdin=subprocess.DEVNULL, check=False,
-        )  # fmt: skip
-    except subprocess.TimeoutExpired:
-        return None, "the entrypoint did not finish in time", False
-    except OSError as exc:
-        raise RehearsalError(f"cannot start a mount namespace: {exc}") from None
-    if done.returncode != 0 and "unshare:" in done.stderr and not (out / "engine.argv").exists():
-        raise RehearsalError(
-            "cannot start a mount namespace (" + done.stderr.strip().splitlines()[-1] + "); "
-            "rehearse needs root or unprivileged user namespaces"
-        )
-    return done.returncode, done.stderr, (out / "engine.argv").is_file()
-
-
-def _with_helpers(words: list[str], binary: str, keep_going: bool) -> list[str]:
-    """The container's words with the engine stubbed (and each step alone, going on)."""
-    if len(words) < 3 or words[1] != "-c":
-        return words
-    script = stubbed_script(words[2], binary, None)
-    if keep_going:
-        script = script.replace("# <<< patch helpers\n", KEEP_GOING, 1)
-    return [*words[:2], script, *words[3:]]
+    # The image's Python finds the package where it is installed (installers look it up).
+    env = {**dict(launch.env), "PYTHONPATH": str(PurePosixPath(package_dir).parent)}
+    box = Box(binds=tuple(binds), files=files, env=env)
+    done = run(box, list(launch.argv), timeout=RUN_TIMEOUT_S)
+    stderr = done.stderr.decode("utf-8", errors="replace")
+    if done.timed_out:
+        stderr += "\nprofilegen: the entrypoint did not finish in time\n"
+    return done.code, stderr, (out / "engine.argv").is_file()
 
 
 def refusals_in(said: tuple[str, ...]) -> list[str]:
@@ -266,11 +203,6 @@ def refusals_in(said: tuple[str, ...]) -> list[str]:
         out.append(f"{line} ({own[-1]})" if own else line)
         start = i + 1
     return out
-
-
-def _unshare() -> list[str]:
-    user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
-    return ["unshare", *user, "--mount", "--propagation", "private", "--"]
 
 
 def _refusal(code: int | None, said: tuple[str, ...]) -> str:

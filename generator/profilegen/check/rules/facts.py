@@ -4,10 +4,9 @@ the engine's real release: flags, values, JSON keys and variables, at the line t
 from __future__ import annotations
 
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 
 from ...errors import Finding, Location, Severity
-from ...explain.core import Explanation, explain
+from ...explain.core import Explanation, prepare, run_prepared
 from ...explain.scenarios import scenarios_for
 from ...facts.engine import FAMILIES
 from ...facts.judge import Problem, judge_argv, judge_env, server_words
@@ -64,19 +63,15 @@ def engine_facts(ctx: CheckContext) -> Iterator[Finding]:
 def _explanations(
     reg: Registry, rendered: dict[str, Rendered], ids: list[str]
 ) -> dict[str, list[Explanation]]:
-    """Each profile's explain scenarios (stored runs are reused; new ones run in parallel)."""
-    jobs = [
-        (pid, scenario)
+    """Each profile's explain scenarios, in one batch (runs the explain rule made are reused)."""
+    items = [
+        prepare(reg, reg.profiles[pid], scenario, rendered[pid])
         for pid in ids
         for scenario in scenarios_for(reg, reg.profiles[pid], rendered[pid])
     ]
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        done = list(
-            pool.map(lambda j: explain(reg, reg.profiles[j[0]], j[1], rendered[j[0]]), jobs)
-        )
     out: dict[str, list[Explanation]] = {pid: [] for pid in ids}
-    for (pid, _), explanation in zip(jobs, done, strict=True):
-        out[pid].append(explanation)
+    for explanation in run_prepared(items):
+        out[explanation.profile].append(explanation)
     return out
 
 
