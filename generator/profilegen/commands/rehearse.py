@@ -15,8 +15,8 @@ from .common import FORMAT_TEXT_JSON, Context, pass_context
 def command(obj: Context, profiles: tuple[str, ...], offline: bool, fmt: str) -> int:
     """Apply each profile's patches, in boot order, to its engine's real source tree.
 
-    Every PROFILE (default: every profile with patches) has its own entrypoint run in a
-    throw-away mount namespace, over a copy of its engine release's package at the image's
+    Every PROFILE (default: every profile with patches) has its own entrypoint run in a box
+    laid out as its container, over a copy of its engine release's package at the image's
     path; every file a step changed is byte-compiled. The release is downloaded once and
     cached (PROFILEGEN_CACHE): a second run needs no network. Exit 1 when a profile's patches
     are refused, 2 when a source cannot be had.
