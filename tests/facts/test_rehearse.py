@@ -80,7 +80,7 @@ def test_an_anchor_that_drifted_is_refused_with_the_patch_s_own_message(
     assert result.message == (
         "patch vllm-tiny-vendored/fix.patch does not apply in "
         "/usr/local/lib/python3.12/dist-packages/vllm; refusing to boot "
-        "(1 out of 1 hunk FAILED)"
+        "(x.py: 1 out of 1 hunk FAILED)"
     )
 
 

@@ -199,10 +199,25 @@ def refusals_in(said: tuple[str, ...]) -> list[str]:
     for i, line in enumerate(said):
         if not line.endswith(REFUSED) or " patch" not in f" {line}":
             continue
-        own = [ln for ln in said[start:i] if not ln.endswith(STEP_DONE)]
-        out.append(f"{line} ({own[-1]})" if own else line)
+        own = _own_words([ln for ln in said[start:i] if not ln.endswith(STEP_DONE)])
+        out.append(f"{line} ({own})" if own else line)
         start = i + 1
     return out
+
+
+def _own_words(lines: list[str]) -> str | None:
+    """What the patch said last, or, for a diff, each file whose hunks failed (`patch` names
+    the file it checks, then how many hunks failed in it)."""
+    failed = []
+    checking = None
+    for line in lines:
+        if line.startswith("checking file "):
+            checking = line.removeprefix("checking file ")
+        elif re.fullmatch(r"[0-9]+ out of [0-9]+ hunks? FAILED", line):
+            failed.append(f"{checking}: {line}" if checking else line)
+    if failed:
+        return "; ".join(failed)
+    return lines[-1] if lines else None
 
 
 def _refusal(code: int | None, said: tuple[str, ...]) -> str:
