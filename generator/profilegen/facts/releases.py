@@ -34,7 +34,7 @@ GPU_ONLY = re.compile(
     r"^(torch|torchaudio|torchvision|torchcodec|triton|xformers|flashinfer|flash[-_]attn|"
     r"nvidia[-_]|nvtx|cupy|pynvvideocodec|tilelang|quack|tokenspeed|humming|deep[-_]|"
     r"fastsafetensors|apache[-_]tvm|sgl[-_]kernel|sglang[-_]kernel|cuda|ray|numba|"
-    r"flashmla|kt[-_]kernel|mooncake|torchao|decord)",
+    r"flashmla|kt[-_]kernel|mooncake|torchao|decord|kernels)",
     re.IGNORECASE,
 )
 
