@@ -634,13 +634,13 @@ MUTATIONS: tuple[Mutation, ...] = (
     ),
     Mutation(
         name="unknown-extra-arg",
-        rule="engine-flags",
+        rule="engine-facts",
         file=SINGLE,
         line="--no-such-flag",
         apply=replace(
             SINGLE, "port: 8098\n", "port: 8098\nserve: {extra_args: [--no-such-flag]}\n"
         ),
-        message="has no flag '--no-such-flag'",
+        message="--no-such-flag is not a flag this release takes",
     ),
     # The lock file.
     Mutation(
