@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from profilegen.check.rules.base import CheckContext
+from profilegen.check.rules.facts import facts_files
 from profilegen.errors import FindingSink
 from profilegen.facts.engine import dump
 from profilegen.model.facts import EngineFacts
 from profilegen.registry.enginefacts import load_facts
-from profilegen.registry.source import Registry
+from profilegen.registry.source import Registry, Source
 
 from .fixtures import facts
 
@@ -54,3 +56,21 @@ def test_broken_facts_files_are_located_findings(tmp_path: Path) -> None:
         ("registry/engines/facts/notes.txt", "notes.txt is not a facts file (*.json)"),
     ]
     assert registry.facts == {}
+
+
+def test_facts_of_no_engine_and_an_engine_without_facts_are_findings(tmp_path: Path) -> None:
+    registry = Registry(root=tmp_path)
+    registry.facts["vllm-v9.9.9"] = EngineFacts.model_validate(
+        {"engine": "vllm-v9.9.9", "none": "x"}
+    )
+    registry.sources[("facts", "vllm-v9.9.9")] = Source("registry/engines/facts/vllm-v9.9.9.json")
+    found = [
+        (str(f.location), f.message, f.severity.value) for f in facts_files(CheckContext(registry))
+    ]
+    assert found == [
+        (
+            "registry/engines/facts/vllm-v9.9.9.json:1",
+            "facts of 'vllm-v9.9.9', which is not an engine",
+            "error",
+        )
+    ]

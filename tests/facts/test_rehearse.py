@@ -76,7 +76,14 @@ def test_an_anchor_that_drifted_is_refused_with_the_patch_s_own_message(
 ) -> None:
     package = tree(tmp_path, "def f():\n    return 3\n")
     result = rehearse(tiny, package)
-    assert result.verdict == "refused"
+    assert (result.verdict, result.refusals) == ("refused", (result.message,))
+    assert "speculative decoding: mtp, width 4" not in result.said  # the boot stopped there
+    registry = open_registry(tiny)
+    profile = registry.profiles["qwen38-27b-dual-fast"]
+    rendered = render_profile(registry, profile)
+    going_on = rehearse_profile(registry, profile, rendered, package, keep_going=True)
+    assert (going_on.verdict, going_on.refusals) == ("refused", (result.message,))
+    assert "speculative decoding: mtp, width 4" in going_on.said  # it went on to the engine
     assert result.message == (
         "patch vllm-tiny-vendored/fix.patch does not apply in "
         "/usr/local/lib/python3.12/dist-packages/vllm; refusing to boot "
@@ -105,13 +112,3 @@ def test_no_source_offline_is_said_and_never_passes(tiny: Path) -> None:
         "--offline was given" in run.text
     )
     assert "applies" not in run.text
-
-
-def test_going_on_past_a_refusal_names_each_refused_step(tiny: Path, tmp_path: Path) -> None:
-    registry = open_registry(tiny)
-    profile = registry.profiles["qwen38-27b-dual-fast"]
-    package = tree(tmp_path, "def f():\n    return 3\n")
-    rendered = render_profile(registry, profile)
-    result = rehearse_profile(registry, profile, rendered, package, keep_going=True)
-    assert (result.verdict, result.refusals) == ("refused", (result.message,))
-    assert "speculative decoding: mtp, width 4" in result.said  # the boot went on to the engine
