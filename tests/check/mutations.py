@@ -274,8 +274,6 @@ FACTS_MUTATIONS: tuple[Mutation, ...] = (
         message="vllm-v0.27.1: VLLM_ATTENTION_BACKNED is not a variable this release reads",
         severity="warning",
     ),
-        message="facts of 'vllm-v9.9.9', which is not an engine",
-    ),
 )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from profilegen.facts.upgrade import moved_defaults, respelled, new_engine_id
+from profilegen.facts.upgrade import moved_defaults, new_engine_id, respelled
 from profilegen.model import Engine
 
 from .fixtures import facts
