@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from ..errors import FindingSink, Location
 from ..model.facts import EngineFacts
-from .files import MAX_REGISTRY_FILE, Refused, check_entry, escapes, read_inside
+from .files import MAX_REGISTRY_FILE, Refused, check_entry, escapes, foreign, read_inside
 from .load import decode
 from .source import Registry, Source
 
@@ -28,6 +28,14 @@ def load_facts(root: Path, registry: Registry, sink: FindingSink) -> None:
     for entry in sorted(folder.iterdir()):
         rel = entry.relative_to(root).as_posix()
         if entry.name.startswith("."):
+            continue
+        if (escaped := foreign(rel)) is not None:
+            name = escaped.rsplit("/", 1)[-1]
+            sink.add(
+                Location(escaped),
+                f"{name} is named in bytes that are not UTF-8: it is not read",
+                rule="layout",
+            )
             continue
         if entry.suffix != ".json" or (problem := check_entry(root, entry)):
             what = problem if entry.suffix == ".json" else "is not a facts file (*.json)"
