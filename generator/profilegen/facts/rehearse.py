@@ -172,7 +172,7 @@ def _run(
     their paths, the engine a stub that records that it was reached."""
     out = work / "run"
     out.mkdir()
-    (out / "gpus").write_text("1 PHB\n")
+    (out / "gpus").write_text(f"{max(ready.gpus, 1)} PHB\n")  # the profile's rig
     (launch,) = ready.job.launches
     binds = [Bind(work / "pkg", package_dir, read_only=False)]
     binds += [Bind(work / m.source, m.target, m.read_only) for m in ready.job.layout.mounts]
