@@ -160,3 +160,41 @@ def test_engine_kinds_are_compared_only_in_their_families() -> None:
             for kind in _kind_literals(node):
                 wrong.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno} compares {kind!r}")
     assert not wrong, "\n".join(wrong)
+
+
+# Libraries that reach the network, and the one module beside hub/ that does: it shells out
+# to `pip download` / `pip install` for engine releases (a maintainer's command and CI's
+# rehearsal).
+NETWORK_MODULES = (
+    "urllib.request",
+    "http.client",
+    "socket",
+    "requests",
+    "httpx",
+    "huggingface_hub",
+)
+RELEASES = "profilegen.facts.releases"
+
+
+def _reaches_network(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name.startswith(NETWORK_MODULES)]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            if (node.module or "").startswith(NETWORK_MODULES):
+                found.append(node.module or "")
+        elif isinstance(node, ast.Constant) and node.value == "pip":
+            found.append("pip")
+    return found
+
+
+def test_only_hub_and_the_releases_module_reach_the_network() -> None:
+    wrong = []
+    for name, path in sorted(_modules().items()):
+        if _top(name) == "hub" or name == RELEASES or ".probes." in name:
+            continue
+        wrong += [f"{name}: {what}" for what in _reaches_network(path)]
+    assert not wrong, "\n".join(wrong)
+    assert _reaches_network(PACKAGE / "facts" / "releases.py") == ["pip"]

@@ -30,6 +30,7 @@ COMMANDS = {
     "changelog": "changelog",
     "check": "check",
     "diff": "diff",
+    "engine": "engine",
     "engines": "engines",
     "explain": "explain",
     "fetch": "fetch",
@@ -41,10 +42,12 @@ COMMANDS = {
     "lock": "lock",
     "model": "model",
     "new": "new",
+    "rehearse": "rehearse",
     "render": "render",
     "rigs": "rigs",
     "schema": "schema",
     "show": "show",
+    "upgrade": "upgrade",
     "verify": "verify",
 }
 

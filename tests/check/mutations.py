@@ -217,8 +217,69 @@ GATEWAY_MUTATIONS: tuple[Mutation, ...] = (
     ),
 )
 
+FACTS = "registry/engines/facts/vllm-v0.27.1.json"
+DRAFTER = "registry/drafters/syvai-qwen38-dflash2.yaml"
+
+
+def _extra(words: str) -> Apply:
+    """serve.extra_args on the DFlash profile (vLLM v0.27.1, judged by its facts file)."""
+    return replace(
+        DFLASH, "  reasoning_parser: qwen3\n", f"  reasoning_parser: qwen3\n  extra_args: {words}\n"
+    )
+
+
+# What v0.27.1's own parser refuses, judged by its checked-in facts at the line that set it
+# (an unknown flag in serve.extra_args: unknown-extra-arg below; every refusal's wording:
+# tests/facts/test_judge.py).
+FACTS_MUTATIONS: tuple[Mutation, ...] = (
+    Mutation(
+        name="facts-repeated-flag",
+        rule="engine-facts",
+        file=DFLASH,
+        line="extra_args: [--max-num-seqs",
+        apply=_extra('[--max-num-seqs, "2"]'),
+        message="vllm-v0.27.1: --max-num-seqs is passed twice (--max-num-seqs before it): the "
+        "last one wins",
+    ),
+    Mutation(
+        name="facts-unknown-compilation-key",
+        rule="engine-facts",
+        file=DFLASH,
+        line="compilation: {max_capture_size: 8}",
+        apply=replace(
+            DFLASH,
+            "  cudagraph_mem_mib: 1900\n",
+            "  cudagraph_mem_mib: 1900\n  compilation: {max_capture_size: 8}\n",
+        ),
+        message="vllm-v0.27.1: --compilation-config has no key 'max_capture_size'",
+    ),
+    Mutation(
+        name="facts-unknown-speculative-method",
+        rule="engine-facts",
+        file=DRAFTER,
+        line="method: dflash",
+        apply=replace(FACTS, '"inkling_mtp", "dflash", "ngram_gpu"', '"inkling_mtp", "ngram_gpu"'),
+        message="vllm-v0.27.1: --speculative-config method 'dflash' is not one this release knows",
+    ),
+    Mutation(
+        name="facts-unknown-engine-variable",
+        rule="engine-facts",
+        file=DFLASH,
+        line="VLLM_ATTENTION_BACKNED",
+        apply=replace(
+            DFLASH,
+            '  VLLM_SKIP_P2P_CHECK: "1"\n',
+            '  VLLM_SKIP_P2P_CHECK: "1"\n  VLLM_ATTENTION_BACKNED: FLASH_ATTN\n',
+        ),
+        message="vllm-v0.27.1: VLLM_ATTENTION_BACKNED is not a variable this release reads",
+        severity="warning",
+    ),
+)
+
+
 MUTATIONS: tuple[Mutation, ...] = (
     *GATEWAY_MUTATIONS,
+    *FACTS_MUTATIONS,
     # Generated files: missing, stale, orphaned.
     Mutation(
         name="compose-deleted",
@@ -540,13 +601,13 @@ MUTATIONS: tuple[Mutation, ...] = (
     ),
     Mutation(
         name="unknown-extra-arg",
-        rule="engine-flags",
+        rule="engine-facts",
         file=SINGLE,
         line="--no-such-flag",
         apply=replace(
             SINGLE, "port: 8098\n", "port: 8098\nserve: {extra_args: [--no-such-flag]}\n"
         ),
-        message="has no flag '--no-such-flag'",
+        message="--no-such-flag is not a flag this release takes",
     ),
     # The lock file.
     Mutation(

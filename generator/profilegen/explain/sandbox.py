@@ -34,14 +34,14 @@ IDLE_NAMES = ("lmcache", "sleep")
 
 # The stubs are POSIX shell: a launch starts several, and sh starts in a fraction of bash's
 # time. The engine's records what `exec` handed it; `env -0` prints exactly its environment.
-_ENGINE_STUB = f"""#!/bin/sh
+ENGINE_STUB = f"""#!/bin/sh
 read -r out <{RUN_DIR}/launch
 printf '%s\\0' "$0" "$@" >"$out/engine.argv"
 exec /usr/bin/env -0 >"$out/engine.env"
 """
 # GPUs and link come from a file of the launch's own: the container's environment must stay
 # exactly what the launch is given.
-_NVIDIA_SMI = f"""#!/bin/sh
+NVIDIA_SMI = f"""#!/bin/sh
 read -r out <{RUN_DIR}/launch
 read -r n link <"$out/gpus"
 case "$*" in
@@ -221,9 +221,9 @@ def _run_box(jobs: list[Job]) -> list[list[Run]]:
         files = {
             f"{RUN_DIR}-job.sh": _JOB.encode(),
             f"{RUN_DIR}-driver.sh": _DRIVER.encode(),
-            "/usr/bin/nvidia-smi": _NVIDIA_SMI.encode(),
+            "/usr/bin/nvidia-smi": NVIDIA_SMI.encode(),
             **{stub_path(n): b"#!/bin/sh\nexit 0\n" for n in IDLE_NAMES},
-            **{stub_path(e): _ENGINE_STUB.encode() for job in jobs for e in job.engines},
+            **{stub_path(e): ENGINE_STUB.encode() for job in jobs for e in job.engines},
         }
         box = Box(
             binds=(Bind(batch, JOBS, read_only=False),),

@@ -11,6 +11,7 @@ from ..errors import FindingSink, Location, Severity, suggest
 from ..model import Drafter, Engine, Gateway, Gpu, Model, Patch, Profile, Rig
 from ..model.partial import partial
 from ..model.settings import Settings
+from .enginefacts import load_facts
 from .files import check_entry, escapes, foreign
 from .load import Document, read_document
 from .resolve import check_references, resolve_profiles
@@ -82,6 +83,8 @@ def _kind_files(root: Path, kind: str, sink: FindingSink) -> list[Path]:
             files.append(entry)
         elif kind == "patches" and entry.name == "files" and entry.is_dir():
             continue  # registry/patches/files/<patch-id>/: vendored patch files
+        elif kind == "engines" and entry.name == "facts" and entry.is_dir():
+            continue  # registry/engines/facts/<engine-id>.json: read by enginefacts.py
         elif yaml_name:  # a folder, FIFO, device or dangling link under a YAML name
             sink.add(Location(rel), f"{entry.name} {check_entry(root, entry)}", rule="layout")
         else:
@@ -226,6 +229,7 @@ def load_registry(root: Path) -> tuple[Registry, FindingSink]:
         else:
             registry.table(kind)[ident] = KINDS[kind][0].model_validate(data)
     registry.settings = _load_settings(root, sink, registry)
+    load_facts(root, registry, sink)
     resolve_profiles(registry, raw_profiles, sink)
     check_references(registry, sink)
     return registry, sink

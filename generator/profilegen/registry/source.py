@@ -9,6 +9,7 @@ from typing import Any
 
 from ..errors import Location
 from ..model import Drafter, Engine, Gateway, Gpu, Model, Patch, Profile, Rig
+from ..model.facts import EngineFacts
 from ..model.settings import Settings
 from .load import Document
 from .safeyaml import NodePath
@@ -70,6 +71,8 @@ class Registry:
     broken: set[tuple[str, str]] = field(default_factory=set)
     documents: list[tuple[str, Document]] = field(default_factory=list)
     settings: Settings = field(default_factory=Settings)
+    # Each engine's facts file (registry/engines/facts/), read from its real release.
+    facts: dict[str, EngineFacts] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         """A line, not the whole registry (which reaches tracebacks and test reports)."""

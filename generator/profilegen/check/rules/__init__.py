@@ -15,6 +15,7 @@ def load_rules() -> list[Rule]:
         docs,
         environment,
         explain,
+        facts,
         fit,
         gateway,
         hardware,

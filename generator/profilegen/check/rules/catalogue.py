@@ -138,7 +138,9 @@ def engine_flags(ctx: CheckContext) -> Iterator[Finding]:
         yield from _runtime_family(ctx, p, engine.kind)
         rendered = ctx.rendered.get(p.id)
         known = set(engine.flags)
-        if rendered is None or not known:
+        # An engine with facts from its release is judged by them (rule engine-facts).
+        facts = reg.facts.get(p.engine)
+        if rendered is None or not known or (facts is not None and facts.known):
             continue
         command = rendered.command
         respelled = set(p.spellings) | set(engine.spellings)
@@ -149,7 +151,7 @@ def engine_flags(ctx: CheckContext) -> Iterator[Finding]:
                 continue
             if flag and flag not in known:
                 yield ctx.report(
-                    reg.where("profiles", p.id, _fact_path(p, arg.fact)),
+                    reg.where("profiles", p.id, fact_path(p, arg.fact)),
                     f"{engine.kind} ({engine.id}) has no flag {flag!r}",
                     hint="add it to the engine's flags if the image really has it",
                 )
@@ -184,7 +186,7 @@ def _build_specific(fact: str) -> bool:
     )
 
 
-def _fact_path(p: Profile, fact: str) -> tuple[str | int, ...]:
+def fact_path(p: Profile, fact: str) -> tuple[str | int, ...]:
     """Where a rendered argument comes from in the profile, as near as the fact says."""
     if fact == "extra":
         return ("serve", "extra_args")
