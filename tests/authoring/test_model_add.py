@@ -11,7 +11,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from profilegen.hub import gguf as gguf_header
-from profilegen.hub.lock import LOCK_NAME
+from profilegen.lockfile.lock import LOCK_NAME
 from profilegen.model.model import Model
 from tests.support import checkpoints as ck
 from tests.support.cli import Invoke

@@ -12,7 +12,7 @@ from profilegen.fit import formulas as fm
 from profilegen.fit.engine_inputs import vllm_inputs
 from profilegen.fit.inputs import artifact_bytes, patch_effects
 from profilegen.fit.predict import FitOptions, fit_profile, retarget
-from profilegen.hub.lock import Lock
+from profilegen.lockfile.lock import Lock
 from profilegen.registry import Registry
 from tests.support.cli import invoke_in
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from profilegen.hub.lock import LOCK_NAME
 from profilegen.hub.verify import RECORD_NAME
+from profilegen.lockfile.lock import LOCK_NAME
 from tests.support.cli import Invoke
 from tests.support.fakehub import FakeHub, FakeRepo
 

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from profilegen.cli import cli
-from profilegen.hub.artifacts import artifact_uses
+from profilegen.lockfile.artifacts import artifact_uses
 from profilegen.registry import open_registry
 from tests.support.fakehub import FakeFile, FakeHub
 

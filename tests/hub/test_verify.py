@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from profilegen.hub.lock import LOCK_NAME
 from profilegen.hub.preflight import promised_shards
+from profilegen.lockfile.lock import LOCK_NAME
 from tests.hub import test_fetch as fetch_tests
 from tests.support.cli import Invoke
 from tests.support.fakehub import FakeHub, FakeRepo

@@ -17,7 +17,7 @@ import pytest
 
 from profilegen.explain.core import Scenario
 from profilegen.explain.k8s import explain_k8s
-from profilegen.hub.lock import LOCK_NAME
+from profilegen.lockfile.lock import LOCK_NAME
 from profilegen.registry import Registry, open_registry
 from profilegen.render.targets.k8s import RenderedK8s, render_k8s
 from profilegen.render.targets.k8s_patches import SCRIPTS_DIR

@@ -2,6 +2,6 @@
 
 Owns: building registry documents (YAML that keeps comments and order) and proving them with
 every check before the first byte lands.
-May import: `errors`, `families`, `resources`, `write`, `model`, `registry`, `hub`, `fit`, `render`,
+May import: `errors`, `lockfile`, `families`, `resources`, `write`, `model`, `registry`, `hub`, `fit`, `render`,
 `docs`, `generated`, `explain`, `check`.
 """

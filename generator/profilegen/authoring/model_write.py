@@ -13,11 +13,11 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ..check.driver import rules_of_kind, run_rules
 from ..check.rules import CheckContext
 from ..errors import Finding, Location, RegistryError, Severity, UsageError
-from ..hub.artifacts import SIZE_TOLERANCE, ArtifactUse
 from ..hub.checkpoint import open_local, open_remote
 from ..hub.deadline import Deadline
-from ..hub.lock import LOCK_NAME, Lock, declared_entry, read_lock, resolved_entry
 from ..hub.types import ArtifactRequest, ArtifactResult, RemoteFile
+from ..lockfile.artifacts import SIZE_TOLERANCE, ArtifactUse
+from ..lockfile.lock import LOCK_NAME, Lock, declared_entry, read_lock, resolved_entry
 from ..model.model import Architecture, Artifact, Model, Sampling
 from ..registry import open_registry
 from ..write import write_files

@@ -2,5 +2,5 @@
 
 Owns: generated Markdown (docs/CATALOG.md and the per-model benchmark pages), the `list` and
 `artifacts` tables, the resolved profile of `show`, CHANGELOG drafts.
-May import: `errors`, `families`, `resources`, `model`, `registry`, `hub`, `fit`, `render`.
+May import: `errors`, `lockfile`, `families`, `resources`, `model`, `registry`, `fit`, `render`.
 """

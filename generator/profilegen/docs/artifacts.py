@@ -7,8 +7,8 @@ from typing import Any
 
 import click
 
-from ..hub.artifacts import artifact_uses
-from ..hub.lock import read_lock
+from ..lockfile.artifacts import artifact_uses
+from ..lockfile.lock import read_lock
 from ..registry import Registry
 
 

@@ -19,7 +19,7 @@ from ..families import fit_model
 from ..fit.detect import detect_rig
 from ..fit.predict import FitOptions, fit_profile, read_lock_or_none
 from ..fit.rigs import find_rig, same_cards
-from ..hub.lock import Lock
+from ..lockfile.lock import Lock
 from ..model import Profile, Rig
 from ..model.evidence import Evidence, has_decode, newest
 from ..registry import Registry

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..hub.artifacts import profile_artifacts
+from ..lockfile.artifacts import profile_artifacts
 from ..model import Profile
 from ..model.model import FactOrigin, Model
 from ..registry import Registry

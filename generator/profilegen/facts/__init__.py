@@ -6,6 +6,6 @@ network), the per-family readers of a release (`vllm.py`, `sglang.py`, `llamacpp
 probes their release's own Python runs), the facts file writer, the judge of an engine command
 line against facts (`judge.py`), the patch rehearsal on a release's source (`rehearse.py`) and
 the upgrade report (`upgrade.py`).
-May import: `errors`, `resources`, `write`, `cache`, `model`, `registry`, `hub`, `render`,
+May import: `errors`, `resources`, `write`, `cache`, `model`, `registry`, `render`,
 `explain`, `sandbox`.
 """

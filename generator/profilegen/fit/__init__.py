@@ -2,5 +2,5 @@
 
 Owns: the pure formulas (`formulas/`), registry facts as their inputs (`inputs`), what-if
 retargeting and prediction (`predict`), calibration against evidence, local GPU detection.
-May import: `errors`, `units`, `families`, `model`, `registry`, `hub` (the lock's resolved sizes).
+May import: `errors`, `lockfile`, `units`, `families`, `model`, `registry`.
 """

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..errors import ProfilegenError
-from ..hub.lock import Lock
+from ..lockfile.lock import Lock
 from ..model import Profile
 from ..model.evidence import Evidence
 from ..registry import Registry

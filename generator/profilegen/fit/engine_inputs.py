@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..hub.lock import Lock
+from ..lockfile.lock import Lock
 from ..model import Engine
 from ..model.model import Model
 from ..registry import Registry

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..families import fit_model
-from ..hub.lock import Lock
+from ..lockfile.lock import Lock
 from ..model import Engine, Profile
 from ..registry import Registry, find_profile
 from .logs import BootLog

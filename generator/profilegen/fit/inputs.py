@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ProfilegenError
-from ..hub.artifacts import SIZE_TOLERANCE
-from ..hub.lock import Lock
+from ..lockfile.artifacts import SIZE_TOLERANCE
+from ..lockfile.lock import Lock
 from ..model import Engine, Gpu, Profile, Rig
 from ..model.model import Architecture, Artifact
 from ..model.profile import Envelope

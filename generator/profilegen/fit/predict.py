@@ -6,7 +6,7 @@ from typing import Any
 
 from ..errors import UsageError, suggest
 from ..families import family, fit_model, kinds
-from ..hub.lock import Lock, LockError, read_lock
+from ..lockfile.lock import Lock, LockError, read_lock
 from ..model import Engine, Gpu, Profile, Rig
 from ..model.model import Architecture, Artifact
 from ..model.profile import Envelope

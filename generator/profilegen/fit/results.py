@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..families import fit_model
-from ..hub.lock import Lock
+from ..lockfile.lock import Lock
 from ..registry import Registry
 from ..units import GIB
 from . import formulas as fm

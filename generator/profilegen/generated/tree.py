@@ -10,7 +10,7 @@ from pathlib import Path
 from ..docs.catalog import docs_plan
 from ..errors import Finding, ProfilegenError
 from ..explain.record import RECORD_NAME, records
-from ..hub.lock import Lock, read_lock
+from ..lockfile.lock import Lock, read_lock
 from ..registry import Registry
 from ..render import Rendered, render_profile_cached
 from ..render.estate import plan_estate

@@ -25,8 +25,8 @@ from huggingface_hub.errors import (
 )
 from huggingface_hub.hf_api import RepoSibling
 
+from ..lockfile.paths import listing_problems, sha256_problem, shown, size_problem
 from .deadline import Deadline, parallel
-from .paths import listing_problems, sha256_problem, shown, size_problem
 from .problems import (
     OutOfTime,
     _by_path,

@@ -12,15 +12,15 @@ from typing import Any
 import click
 
 from ..errors import NetworkError, ProfilegenError
+from ..lockfile.artifacts import SIZE_TOLERANCE, artifact_uses, profile_artifacts
+from ..lockfile.lock import LOCK_NAME, bad_names, entry_matches, read_lock
+from ..lockfile.paths import shown
 from ..model import Profile
 from ..model.model import Artifact
 from ..registry import Registry, find_profile
-from .artifacts import SIZE_TOLERANCE, artifact_uses, profile_artifacts
 from .client import offline
 from .deadline import Deadline
 from .download import fetch_artifact
-from .lock import LOCK_NAME, bad_names, entry_matches, read_lock
-from .paths import shown
 from .types import NETWORK_CODES, ArtifactRequest, HubError, HubSettings
 from .verify import Expected, Record, check_declared_size, check_files, human
 

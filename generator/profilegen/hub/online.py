@@ -8,12 +8,8 @@ import sys
 import click
 
 from ..errors import Finding, NetworkError, ProfilegenError, Severity, UsageError
-from ..registry import Registry
-from ..write import write_atomic
-from .artifacts import ArtifactUse, artifact_uses
-from .client import offline, verify_artifacts
-from .deadline import MAX_SECONDS, Deadline
-from .lock import (
+from ..lockfile.artifacts import ArtifactUse, artifact_uses
+from ..lockfile.lock import (
     LOCK_NAME,
     Lock,
     declared_entry,
@@ -22,6 +18,10 @@ from .lock import (
     read_lock,
     resolved_entry,
 )
+from ..registry import Registry
+from ..write import write_atomic
+from .client import offline, verify_artifacts
+from .deadline import MAX_SECONDS, Deadline
 from .types import ADVISORY_CODES, NETWORK_CODES, ArtifactResult, HubError, HubSettings
 
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..lockfile.artifacts import promised_shards
+from ..lockfile.lock import LOCK_NAME
 from ..registry import Registry, find_profile
-from .artifacts import promised_shards
 from .fetch import Need, _declared, needs, verify_local
-from .lock import LOCK_NAME
 from .verify import Record, human
 
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..lockfile.lock import LOCK_NAME
+from ..lockfile.paths import inside, name_problem, shown
 from ..write import write_atomic
-from .lock import LOCK_NAME
-from .paths import inside, name_problem, shown
 
 RECORD_NAME = ".profilegen-verified.json"
 RECORD_VERSION = 1

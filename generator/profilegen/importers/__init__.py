@@ -2,6 +2,6 @@
 
 Owns: reading a foreign catalogue without executing it, mapping its facts onto the model,
 and the list of what could not be modelled.
-May import: `errors`, `units`, `families`, `resources`, `write`, `model`, `registry`, `hub`, `fit`, `render`,
+May import: `errors`, `units`, `families`, `resources`, `write`, `model`, `registry`, `fit`, `render`,
 `docs`, `generated`, `explain`, `check`.
 """

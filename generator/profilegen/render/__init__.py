@@ -4,7 +4,7 @@ Owns: the shared pipeline (context, quoting, Jinja environments, tunables, patch
 verification of what was rendered), the targets (`targets/compose`; `targets/gateway` with a
 gateway's routes in `estate`; `targets/k8s*`: a Deployment or a LeaderWorkerSet, validated
 against pinned API schemas), and relocatable bundles.
-May import: `errors`, `units`, `families`, `resources`, `write`, `cache`, `model`, `registry`, `hub` (patch files
+May import: `errors`, `lockfile`, `units`, `families`, `resources`, `write`, `cache`, `model`, `registry`, `hub` (patch files
 for bundles; the lock, for the weights a Kubernetes pod loads).
 """
 

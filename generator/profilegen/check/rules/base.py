@@ -10,7 +10,7 @@ from typing import Literal, TypeVar, cast
 
 from ...errors import Finding, Location, ProfilegenError, Severity
 from ...generated.tree import k8s_all, plan_all, render_all
-from ...hub.lock import Lock, LockError, read_lock
+from ...lockfile.lock import Lock, LockError, read_lock
 from ...registry import Registry
 from ...render import Rendered
 from ...render.targets.k8s import RenderedK8s

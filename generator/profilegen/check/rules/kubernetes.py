@@ -10,7 +10,7 @@ from functools import partial
 from ...cache import Store
 from ...errors import Finding, Location, ProfilegenError, Severity
 from ...generated.tree import k8s_all
-from ...hub.artifacts import profile_artifacts
+from ...lockfile.artifacts import profile_artifacts
 from ...render.memo import profile_key
 from ...render.targets.k8s import RenderedK8s
 from ...render.targets.k8s_plan import K8sError

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...errors import Finding, Location, Severity
-from ...hub.artifacts import ArtifactUse, artifact_uses
-from ...hub.lock import (
+from ...lockfile.artifacts import ArtifactUse, artifact_uses
+from ...lockfile.lock import (
     LOCK_NAME,
     Lock,
     LockError,
@@ -17,7 +17,7 @@ from ...hub.lock import (
     patch_entries,
     resolved_problems,
 )
-from ...hub.paths import shown
+from ...lockfile.paths import shown
 from .base import CheckContext, rule
 
 

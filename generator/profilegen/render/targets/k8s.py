@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ...hub.lock import Lock, read_lock
+from ...lockfile.lock import Lock, read_lock
 from ...model import Profile
 from ...registry import Registry
 from ...resources import template_dirs

@@ -13,7 +13,7 @@ import hashlib
 import json
 from typing import Any
 
-from ...hub.lock import LOCK_NAME
+from ...lockfile.lock import LOCK_NAME
 from .k8s_plan import labels, metadata
 from .k8s_pod import PodPlan, loader_container, scheduling
 from .k8s_weights import claim_gib, claim_spec, data_volume

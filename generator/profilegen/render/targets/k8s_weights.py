@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import Location
-from ...hub.artifacts import profile_artifacts, promised_shards
-from ...hub.lock import LOCK_NAME, Lock, artifact_matches, artifact_problems
+from ...lockfile.artifacts import profile_artifacts, promised_shards
+from ...lockfile.lock import LOCK_NAME, Lock, artifact_matches, artifact_problems
 from ...units import GIB
 from ..context import Context
 from .k8s_plan import K8sError, K8sOptions, Layout, ModelVolume

@@ -9,7 +9,7 @@ from ..errors import Location
 from ..model import Profile
 from ..model.model import Artifact
 from ..registry import Registry
-from .types import ArtifactRequest
+from .records import ArtifactRequest
 
 # Declared sizes are rounded ("15.9 GB"): 5% absorbs that rounding, while a GB/GiB
 # mix-up (7.4%) still shows.

@@ -15,7 +15,7 @@ from .artifacts import SIZE_TOLERANCE, ArtifactUse
 from .paths import name_problem, shown
 
 if TYPE_CHECKING:
-    from .types import ArtifactResult
+    from .records import ArtifactResult
 
 LOCK_NAME = "profilegen.lock.json"
 LOCK_VERSION = 1
