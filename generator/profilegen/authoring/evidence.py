@@ -6,14 +6,13 @@ proven by loading the whole registry with it before the file is replaced.
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
-from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from ..errors import UsageError
 from ..registry import Registry
+from ..registry.yamltext import dump_document, load_document
 from ..write import write_atomic
 from .scratch import load_with
 
@@ -37,10 +36,7 @@ def _unique_key(registry: Registry, key: str) -> str:
 
 
 def _document(text: str, record: dict[str, Any]) -> str:
-    yaml = YAML(typ="rt")
-    yaml.width = 4096
-    yaml.preserve_quotes = True
-    doc = yaml.load(text)
+    doc = load_document(text)
     if not isinstance(doc, CommentedMap):
         raise UsageError("the profile file is not a YAML mapping")
     entry = CommentedMap((k, _flow(v)) for k, v in record.items())
@@ -49,9 +45,7 @@ def _document(text: str, record: dict[str, Any]) -> str:
         evidence = CommentedSeq()
         doc["evidence"] = evidence
     evidence.append(entry)
-    out = io.StringIO()
-    yaml.dump(doc, out)
-    return out.getvalue()
+    return dump_document(doc)
 
 
 def record_evidence(registry: Registry, profile_id: str, record: dict[str, Any]) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from ..lockfile.artifacts import SIZE_TOLERANCE, ArtifactUse
 from ..lockfile.lock import LOCK_NAME, Lock, declared_entry, read_lock, resolved_entry
 from ..model.model import Architecture, Artifact, Model, Sampling
 from ..registry import open_registry
+from ..registry.yamltext import dump_document
 from ..write import write_files
 from .model_add import AddOptions, ArtifactDraft, ModelDraft, check_repo, derive
 from .scratch import registry_with
@@ -122,11 +122,7 @@ def document(draft: ModelDraft) -> CommentedMap:
 
 
 def dump(doc: CommentedMap) -> str:
-    yaml = YAML(typ="rt")
-    yaml.width = 4096
-    out = io.StringIO()
-    yaml.dump(doc, out)
-    return out.getvalue()
+    return dump_document(doc)
 
 
 def lock_entries(draft: ModelDraft, model: dict[str, Any]) -> dict[str, dict[str, Any]]:

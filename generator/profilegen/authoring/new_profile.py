@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ from ..check.scoped import blocking, profile_findings
 from ..errors import Finding, ProfilegenError, RegistryError, UsageError, suggest
 from ..model.common import ID_PATTERN
 from ..registry import Registry, open_registry
+from ..registry.yamltext import dump_document
 from ..render.targets.compose import render_profile
 from ..write import write_atomic
 from .first_profile import FirstOptions, Proposal, propose
@@ -151,11 +151,7 @@ def _check_new_id(registry: Registry, raw: dict[str, dict[str, Any]], new_id: st
 
 
 def _dump(doc: CommentedMap) -> str:
-    yaml = YAML(typ="rt")
-    yaml.width = 4096  # one value per line, as the hand-written files have them
-    out = io.StringIO()
-    yaml.dump(doc, out)
-    return out.getvalue()
+    return dump_document(doc)
 
 
 def _assign_plain(data: dict[str, Any], parts: list[str], value: Any) -> None:
