@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -15,7 +16,14 @@ EXIT_UNREACHABLE = EXIT_USAGE
 
 def suggest(word: str, choices: Sequence[str]) -> str | None:
     """A 'did you mean' for a misspelt key or reference."""
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return _suggest(word, tuple(choices))
+
+
+@functools.lru_cache(maxsize=4096)
+def _suggest(word: str, choices: tuple[str, ...]) -> str | None:
+    # The same word is often asked about the same choices many times (each scenario of a
+    # profile): difflib is slow enough for that to show.
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
     return close[0] if close else None
 
 
