@@ -1,4 +1,5 @@
-"""What a profile puts in its container: no reserved variable, no mount over the engine's paths."""
+"""What a profile puts in its container: no reserved variable, no mount over the engine's paths,
+no tunable that never reaches the engine (worked out once per check, in check/container.py)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,20 @@ from ...errors import Finding
 from .base import CheckContext, rule
 
 
+def _reported(ctx: CheckContext) -> Iterator[Finding]:
+    """The container findings of the rule now running."""
+    running = ctx.running.id if ctx.running else None
+    for findings in ctx.container.values():
+        yield from (f for f in findings if f.rule == running)
+
+
 @rule(
     "reserved-env",
     "no container variable is one that bash, the dynamic loader, Python or the entrypoint "
     "itself interprets (the reserved set is read off the rendered entrypoint)",
 )
 def reserved_env(ctx: CheckContext) -> Iterator[Finding]:
-    for findings in ctx.container.values():
-        yield from (f for f in findings if f.rule == "reserved-env")
+    yield from _reported(ctx)
 
 
 @rule(
@@ -24,8 +31,7 @@ def reserved_env(ctx: CheckContext) -> Iterator[Finding]:
     "entrypoint's folder or a system folder of the image",
 )
 def reserved_mount(ctx: CheckContext) -> Iterator[Finding]:
-    for findings in ctx.container.values():
-        yield from (f for f in findings if f.rule == "reserved-mount")
+    yield from _reported(ctx)
 
 
 @rule(
@@ -34,5 +40,4 @@ def reserved_mount(ctx: CheckContext) -> Iterator[Finding]:
     "entrypoint step that reads it)",
 )
 def tunable_unused(ctx: CheckContext) -> Iterator[Finding]:
-    for findings in ctx.container.values():
-        yield from (f for f in findings if f.rule == "tunable-unused")
+    yield from _reported(ctx)
