@@ -433,10 +433,10 @@ def test_llamacpp_layer_split() -> None:
 def test_llamacpp_dual_layer_split_halves_the_kv() -> None:
     dual = replace(point4("q8_0"), gpus=(RTX3090, RTX3090), weights_bytes=31_500_000_000)
     fit = fm.predict_llamacpp(dual)
-    # The MTP head's KV layer follows the output layer onto the last GPU.
-    draft = 2176 * 262144
+    # The MTP draft context's KV layer (f16) follows the output layer onto the last GPU.
+    draft = 4096 * 262144
     assert fit.kv_cache_bytes_per_gpu[0] == fit.kv_cache_bytes_per_gpu[1] - draft
-    assert sum(fit.kv_cache_bytes_per_gpu) == fit.kv_cache_bytes == 17 * 2176 * 262144
+    assert sum(fit.kv_cache_bytes_per_gpu) == fit.kv_cache_bytes == (16 * 2176 + 4096) * 262144
     assert fit.budgets[0].mmproj > 0 == fit.budgets[1].mmproj
 
 
@@ -453,3 +453,51 @@ def test_llamacpp_headroom_and_budget() -> None:
     assert fit.headroom_bytes == fit.budgets[0].free > 0
     assert fit.headroom_tokens > 0
     assert list(fit.budgets[0].as_dict())[0] == "total"
+
+
+# --- llama.cpp: the mechanisms the H200 shape boots show (bench/gpu/logs/) ------------------
+
+
+def test_llamacpp_keeps_the_input_embedding_on_the_host() -> None:
+    # Qwen 3.6 27B, Q4_K_M with the output at Q6_K: 14,977.32 MiB of tensors, of which the
+    # host's CPU_Mapped buffer held the embedding (682.03 MiB) and CUDA0 the rest.
+    placed = fm.place_weights(QWEN38, round(14_977.32 * MIB), mtp_draft=True)
+    assert within(placed.host, 682.03 * MIB, 0.03) and placed.skipped == 0
+    assert within(placed.gpu, 14_295.29 * MIB, 0.002)
+    # Without draft-mtp the loader skips the nextn layer (Tess: 14,067.38 MiB on CUDA0).
+    assert within(
+        fm.place_weights(QWEN38, round(14_977.32 * MIB), False).gpu, 14_067.38 * MIB, 0.002
+    )
+    # A tied output layer gets its own copy on the GPU: the GPU holds the whole file.
+    tied = replace(QWEN38, tied_embeddings=True, mtp_layers=0)
+    assert fm.place_weights(tied, 10 * GIB, False).gpu == 10 * GIB
+
+
+def test_llamacpp_recurrent_state_per_draft_token() -> None:
+    one = fm.predict_llamacpp(replace(point4(), spec_n=2))
+    # 48 GDN layers x (conv + state) x (1 + 2 draft tokens): the 448.88 MiB logged.
+    assert one.recurrent_state_bytes == 48 * (3 * 10240 + 48 * 128 * 128) * 4 * 3
+    assert round(one.recurrent_state_bytes / MIB, 2) == 448.88
+
+
+def test_llamacpp_compute_converts_a_quantized_cache_on_cuda() -> None:
+    shape = replace(QWEN38, mtp_layers=0)
+    base = replace(point4(), shape=shape, mtp_draft=False, mmproj_bytes=0)
+    q4, f16 = (
+        fm.predict_llamacpp(base),
+        fm.predict_llamacpp(replace(base, cache_type_k="f16", cache_type_v="f16")),
+    )
+    # One layer's K and V in f16 over the context: 262,144 x 1,024 x 2 B x 2.
+    conversion = 262_144 * 1_024 * 2 * 2
+    assert q4.budgets[0].compute_buffer - f16.budgets[0].compute_buffer == conversion
+    cpu = fm.predict_llamacpp(replace(base, backend="cpu"))
+    assert cpu.budgets[0].compute_buffer == f16.budgets[0].compute_buffer
+
+
+def test_llamacpp_attention_on_the_host_for_types_cuda_lacks() -> None:
+    mixed = replace(point4(), cache_type_k="q5_0", cache_type_v="q4_1", mtp_draft=False)
+    assert fm.host_attention(mixed) and not fm.host_attention(point4())
+    assert not fm.host_attention(replace(mixed, backend="cpu"))
+    # No mask or conversion on the GPU: 3.5 feed-forward widths of f32 per token.
+    compute = fm.predict_llamacpp(mixed).budgets[0].compute_buffer
+    assert compute == int(512 * 3.5 * 17408) * 4 + 248320 * 4

@@ -1,7 +1,8 @@
 """`profilegen fit --from-log`: boot logs in the engines' own line formats, read back.
 
 The logs under logs/ are written for these tests in the exact formats vLLM (0.27 and the
-0.28 one-line KV report), llama.cpp and SGLang print.
+0.28 one-line KV report) and SGLang print; the llama.cpp log is a real boot of this build at a
+catalogue model's shape (bench/gpu/logs/, an evidence record's source).
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ from profilegen.fit.logs import GIB, LogError, parse_log
 from profilegen.registry import open_registry
 from tests.support.cli import invoke_in
 
+from .conftest import GGUF as GGUF_PROFILE
 from .conftest import MTP, Invoke
 
 LOGS = Path(__file__).parent / "logs"
 VLLM = LOGS / "vllm-0.27.1-dual-fast.log"
-LLAMA = LOGS / "llamacpp-single-iq4xs.log"
+LLAMA = Path(__file__).resolve().parents[2] / "bench/gpu/logs/qwen38-27b-single-iq4xs.log"
 SGLANG = LOGS / "sglang-eagle3.log"
 
 
@@ -47,13 +49,39 @@ def test_vllm_028_reports_pool_and_concurrency_on_one_line() -> None:
 
 def test_llamacpp_log_facts() -> None:
     log = parse_log(LLAMA.read_text())
-    assert (log.engine, log.version) == ("llama.cpp", "b10236")
-    assert log.model_file == "/models/qwen3.8-27b-gguf/unsloth-iq4xs/Qwen3.8-27B-UD-IQ4_XS.gguf"
+    assert (log.engine, log.version) == ("llama.cpp", "b10235")  # "build 10235 (unknown)"
+    assert log.model_file == "/tmp/shapes-kskj00qc/qwen38-27b-single-iq4xs.gguf"
     assert (log.n_ctx, log.n_seq_max, log.cache_types) == (262_144, 1, ("q4_0", "q4_0"))
+    assert log.n_outputs_max == 3  # one slot, two draft tokens
     mib = 1 << 20
-    assert log.buffers["KV"] == round((4608 + 288) * mib)  # target and draft contexts
-    assert log.buffers["model"] == round(12897.20 * mib)  # CPU_Mapped stays on the host
-    assert log.gpu_buffers["compute"] == [round(494 * mib)] * 2  # CUDA_Host is not a GPU
+    assert log.tensor_bytes == round(13.87 * GIB)  # "file size = 13.87 GiB"
+    assert log.gpu_buffers["KV"] == [4608 * mib, 1024 * mib]  # target and draft contexts
+    assert log.buffers["model"] == round(13556.94 * mib)  # CPU_Mapped stays on the host
+    assert log.host_buffers["model"] == round(644.14 * mib)
+    # Each context's compute buffer once (the draft context reserves twice); CUDA_Host is
+    # host memory.
+    assert log.gpu_buffers["compute"] == [round(1360.28 * mib), round(324.02 * mib)]
+    assert log.buffers["RS"] == round(448.88 * mib)
+
+
+def test_llamacpp_log_of_a_cpu_build() -> None:
+    text = (
+        "0.00.010 I cmn  common_param: common_params_print_info: build 10235 (unknown) with GNU\n"
+        "0.00.298 I print_info: file size   = 33.50 MiB (16.00 BPW) \n"
+        "0.00.385 I load_tensors:   CPU_Mapped model buffer size =    33.50 MiB\n"
+        "0.00.386 I llama_context: constructing llama_context\n"
+        "0.00.386 I llama_context: n_ctx         = 131072\n"
+        "0.00.401 I llama_kv_cache:        CPU KV buffer size =    68.00 MiB\n"
+        "0.00.562 I sched_reserve:        CPU compute buffer size =   530.08 MiB\n"
+    )
+    log = parse_log(text)
+    mib = 1 << 20
+    assert log.buffers == {} and log.tensor_bytes == round(33.5 * mib)
+    assert log.host_buffers == {
+        "model": round(33.5 * mib),
+        "KV": 68 * mib,
+        "compute": round(530.08 * mib),
+    }
 
 
 def test_sglang_log_facts() -> None:
@@ -67,7 +95,11 @@ def test_sglang_log_facts() -> None:
     [
         ("hello\n", "no vLLM, llama.cpp or SGLang start-up line found"),
         ("INFO vLLM API server version 0.27.1\n", "ends before the KV cache was sized"),
-        ("llama_context: n_ctx = 4096\n", "has no 'buffer size' lines"),
+        (
+            "llama_context: n_ctx = 4096\n",
+            r"has no 'buffer size' lines \(did the model load\? recent builds print them at "
+            r"verbosity 4: -lv 4, or LLAMA_ARG_LOG_VERBOSITY=4\)",
+        ),
     ],
 )
 def test_incomplete_logs_are_refused(text: str, message: str) -> None:
@@ -95,9 +127,15 @@ def test_from_log_on_another_release(invoke: Invoke) -> None:
 
 
 def test_from_log_llamacpp_and_sglang(invoke: Invoke) -> None:
-    out = invoke("fit", "--from-log", str(LLAMA)).stdout
-    assert "profile qwen38-27b-single-iq4xs on llama.cpp-b10236" in out
-    assert "KV buffers                        4.78 GiB        4.78 GiB   +0.0%" in out
+    asked = ("fit", "--from-log", str(LLAMA), "--profile", GGUF_PROFILE, "--rig", "1xh200")
+    out = invoke(*asked).stdout
+    assert "profile qwen38-27b-single-iq4xs on llama.cpp-b10236, rig 1xh200" in out
+    assert "KV buffers                        5.50 GiB        5.50 GiB   +0.0%" in out
+    assert "model buffers (GPU)              13.22 GiB       13.24 GiB   -0.1%" in out
+    assert "compute buffers                   1.64 GiB        1.64 GiB   -0.5%" in out
+    data = json.loads(invoke(*asked, "--format", "json").stdout)
+    # What the log states beside the envelope: the file booted (random weights, its shape).
+    assert data["settings"] == {"weights_bytes": round(13.87 * GIB)}
     refused = invoke("fit", "--from-log", str(SGLANG))
     assert refused.exit_code == 2
     assert "no sglang profile serves the weights or name this log shows" in refused.output

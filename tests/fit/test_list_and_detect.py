@@ -152,7 +152,7 @@ def test_detect_accepts_bytes_names_and_matches_by_vram(
         (None, "pip install 'profilegen[nvml]'"),
         (fake_nvml([], fail_init=True), "NVML cannot start (Driver Not Loaded)"),
         (fake_nvml([]), "NVML reports no GPU"),
-        (fake_nvml([("NVIDIA H200", 143771 * MIB)]), "matches no registry GPU"),
+        (fake_nvml([("NVIDIA B200", 183359 * MIB)]), "matches no registry GPU"),
         (fake_nvml([("NVIDIA GeForce RTX 3090", 12288 * MIB)]), "matches no registry GPU"),
     ],
 )

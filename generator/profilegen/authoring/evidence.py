@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from ..errors import UsageError
 from ..registry import Registry
@@ -22,7 +23,12 @@ def _flow(value: Any) -> Any:
         out = CommentedMap((k, _flow(v)) for k, v in value.items())
         out.fa.set_flow_style()
         return out
-    return value
+    return _quoted(value)
+
+
+def _quoted(value: Any) -> Any:
+    """Strings double-quoted, as the registry writes them."""
+    return DoubleQuotedScalarString(value) if isinstance(value, str) else value
 
 
 def _unique_key(registry: Registry, key: str) -> str:
@@ -39,7 +45,7 @@ def _document(text: str, record: dict[str, Any]) -> str:
     doc = load_document(text)
     if not isinstance(doc, CommentedMap):
         raise UsageError("the profile file is not a YAML mapping")
-    entry = CommentedMap((k, _flow(v)) for k, v in record.items())
+    entry = CommentedMap((k, v if k == "key" else _flow(v)) for k, v in record.items())
     evidence = doc.get("evidence")
     if not isinstance(evidence, CommentedSeq):
         evidence = CommentedSeq()

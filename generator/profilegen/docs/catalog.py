@@ -74,7 +74,9 @@ def newest_evidence(
 ) -> Evidence | None:
     """The newest record (by date, later in the file on a tie) that passes `wanted`."""
     ranked = [
-        (ev.date, i, ev) for i, ev in enumerate(profile.evidence) if wanted is None or wanted(ev)
+        (ev.date, i, ev)
+        for i, ev in enumerate(profile.evidence)
+        if not ev.synthetic and (wanted is None or wanted(ev))
     ]
     return max(ranked, key=lambda t: (t[0], t[1]))[2] if ranked else None
 
@@ -210,7 +212,8 @@ def benchmark_rows(registry: Registry, model_id: str) -> list[dict[str, Any]]:
     for p in registry.concrete_profiles():
         if p.model != model_id:
             continue
-        ranked = sorted(enumerate(p.evidence), key=lambda t: (t[1].date, t[0]), reverse=True)
+        served = [(i, ev) for i, ev in enumerate(p.evidence) if not ev.synthetic]
+        ranked = sorted(served, key=lambda t: (t[1].date, t[0]), reverse=True)
         rows.extend(_measured_row(p, ev) for _i, ev in ranked)
     return rows
 

@@ -24,6 +24,31 @@ TOLERANCE = 0.05  # predicted within ±5% of what the engine logged
 TOLERANCE_ROUNDED = 0.07  # ... or ±7% where the source rounds its figure
 # Quantities a record can be judged on, in order of preference.
 QUANTITIES = ("kv_pool_tokens", "kv_buffer_bytes", "peak_vram_mib")
+# llama.cpp's logged buffers, each judged on its own: the weights and caches are sized by
+# arithmetic the engine does exactly (±2%); the compute buffer by its graph allocator (±10%).
+BUFFER_TERMS = {
+    "model_buffer_bytes": ("model", 0.02),
+    "kv_buffer_bytes": ("kv", 0.02),
+    "rs_buffer_bytes": ("rs", 0.02),
+    "compute_buffer_bytes": ("compute", 0.10),
+}
+BUFFERS_TOTAL = "buffers_total_bytes"
+# `fit --from-log` term names -> tolerance (the same terms, as a log fit names them).
+_TERM_NAMES = {
+    "model buffers (GPU)": 0.02,
+    "model buffers (host)": 0.02,
+    "KV buffers": 0.02,
+    "RS buffers": 0.02,
+    "compute buffers": 0.10,
+    "buffers in all": TOLERANCE,
+}
+
+
+def term_tolerance(name: str) -> float | None:
+    """The tolerance a log fit's term is judged at (None: a term calibration does not judge)."""
+    return _TERM_NAMES.get(name)
+
+
 # A refitted constant further than this from the stored one means the stored one is stale.
 STALE_BYTES = 32 * MIB
 REFIT_PASSES = 3
@@ -42,10 +67,16 @@ class Record:
 
     @property
     def name(self) -> str:
-        return self.evidence.key or f"{self.profile}#{self.index}"
+        base = self.evidence.key or f"{self.profile}#{self.index}"
+        if _buffer_terms(self.evidence):
+            suffix = BUFFER_TERMS[self.quantity][0] if self.quantity in BUFFER_TERMS else "total"
+            return f"{base}:{suffix}"
+        return base
 
     @property
     def tolerance(self) -> float:
+        if self.quantity in BUFFER_TERMS and _buffer_terms(self.evidence):
+            return BUFFER_TERMS[self.quantity][1]
         return TOLERANCE_ROUNDED if self.evidence.rounded else TOLERANCE
 
 
@@ -90,11 +121,25 @@ def _quantity(ev: Evidence) -> tuple[str, int] | None:
     return None
 
 
+def _buffer_terms(ev: Evidence) -> dict[str, int]:
+    """A llama.cpp boot's logged buffers (model and compute beside the KV buffer)."""
+    m = ev.measured
+    if m.model_buffer_bytes is None and m.compute_buffer_bytes is None:
+        return {}
+    return {q: int(getattr(m, q)) for q in BUFFER_TERMS if getattr(m, q) is not None}
+
+
 def records(registry: Registry) -> list[Record]:
-    """Every evidence record with a figure fit predicts (KV pool, KV buffer, GPU memory)."""
+    """Every evidence record with a figure fit predicts (KV pool, KV buffer, GPU memory);
+    a llama.cpp boot with its buffers logged gives one per buffer, and one for their total."""
     out = []
     for profile in registry.concrete_profiles():
         for i, ev in enumerate(profile.evidence):
+            terms = _buffer_terms(ev)
+            if terms:
+                out += [Record(profile.id, i, ev, q, v) for q, v in terms.items()]
+                out.append(Record(profile.id, i, ev, BUFFERS_TOTAL, sum(terms.values())))
+                continue
             # A bench's memory figure is taken under load, not at boot: not a prediction's.
             found = _quantity(ev) if ev.method == "boot" else None
             if found is not None:
@@ -121,22 +166,37 @@ def evidence_options(ev: Evidence, constants: fm.Constants = fm.DEFAULT_CONSTANT
         mamba_cache_mode=s.mamba_cache_mode,
         cudagraph_max_capture=s.cudagraph_max_capture,
         enforce_eager=s.enforce_eager,
+        weights_bytes=s.weights_bytes,
+        mmproj=s.mmproj,
+        ubatch_size=s.ubatch_size,
         constants=constants,
     )
 
 
-def predicted_value(result: FitResult, quantity: str) -> int:
+_BUDGET_KEYS = {
+    "model_buffer_bytes": "weights",
+    "rs_buffer_bytes": "recurrent_state",
+    "compute_buffer_bytes": "compute_buffer",
+}
+
+
+def predicted_value(result: FitResult, quantity: str, ev: Evidence | None = None) -> int:
     if quantity == "kv_pool_tokens":
         return result.kv_pool_tokens
     if quantity == "kv_buffer_bytes":
         return result.kv_cache_bytes
+    if quantity in _BUDGET_KEYS:
+        return sum(b[_BUDGET_KEYS[quantity]] for b in result.budgets)
+    if quantity == BUFFERS_TOTAL and ev is not None:
+        return sum(predicted_value(result, q) for q in _buffer_terms(ev))
     return round(result.used_bytes / MIB)
 
 
 def _predict(registry: Registry, rec: Record, constants: fm.Constants, lock: Lock | None) -> int:
     profile: Profile = registry.profiles[rec.profile]
     opts = evidence_options(rec.evidence, constants)
-    return predicted_value(fit_profile(registry, profile, opts, lock=lock), rec.quantity)
+    result = fit_profile(registry, profile, opts, lock=lock)
+    return predicted_value(result, rec.quantity, rec.evidence)
 
 
 def _point(

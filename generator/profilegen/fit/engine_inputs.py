@@ -125,10 +125,12 @@ def llamacpp_inputs(registry: Registry, t: Target, lock: Lock | None) -> fm.Llam
     model = registry.models[t.profile.model]
     env, p = t.envelope, t.profile
     cards = 1 if env.split_mode == "none" else env.tp
-    mmproj = model.artifacts[p.mmproj] if p.mmproj else None
+    mmproj = model.artifacts[p.mmproj] if p.mmproj and t.mmproj else None
     drafter = registry.drafters[p.drafter.id] if p.drafter else None
     shape = model_shape(model.architecture, model.id)
-    weights = artifact_bytes(model.artifacts[t.weights], f"{model.id}/{t.weights}", lock)
+    weights = t.weights_bytes or artifact_bytes(
+        model.artifacts[t.weights], f"{model.id}/{t.weights}", lock
+    )
     return fm.LlamaCppInputs(
         shape=shape,
         gpus=tuple(gpu_spec(t, i) for i in range(cards)),
@@ -141,6 +143,8 @@ def llamacpp_inputs(registry: Registry, t: Target, lock: Lock | None) -> fm.Llam
         flash_attn=env.flash_attn is not False,
         mmproj_bytes=artifact_bytes(mmproj, f"{model.id}/{p.mmproj}", lock) if mmproj else 0,
         mtp_draft=bool(drafter and drafter.builtin and drafter.method == "mtp" and t.spec_n),
+        spec_n=t.spec_n,
+        backend=t.backend,
         n_gpu_layers=999 if env.gpu_layers in (None, "all") else int(env.gpu_layers),
         tensor_split=tuple(env.tensor_split) or None,
         cpu_resident_bytes=_cpu_resident(t, shape, weights),

@@ -47,6 +47,9 @@ _SETTINGS = {
     "enforce_eager": "enforce_eager",
     "spec_n": "spec_n",
     "cudagraph_max_capture": "cudagraph_max_capture",
+    "weights_bytes": "weights_bytes",
+    "mmproj": "mmproj",
+    "ubatch_size": "ubatch_size",
 }
 _ENVELOPE = {  # evidence settings key -> envelope field
     "gpu_memory_utilization": "gpu_memory_utilization",
@@ -104,8 +107,17 @@ def log_settings(log: BootLog) -> dict[str, Any]:
             out["max_model_len"] = log.n_ctx
         if log.n_seq_max:
             out["max_num_seqs"] = log.n_seq_max
+        if log.n_ubatch:
+            out["ubatch_size"] = log.n_ubatch
         if log.cache_types:
             out["kv_dtype"] = log.cache_types[0]
+        draft = _draft_tokens(log)
+        if draft is not None:
+            out["spec_n"] = draft
+        if log.tensor_bytes:
+            out["weights_bytes"] = log.tensor_bytes  # the file booted, whatever the registry's
+        if not log.buffers:
+            out["backend"] = "cpu"  # a CPU-only build: no GPU buffers, a CPU compute graph
         return out
     out = {}
     if log.context_len:
@@ -113,6 +125,20 @@ def log_settings(log: BootLog) -> dict[str, Any]:
     if log.running_requests:
         out["max_num_seqs"] = log.running_requests
     return out
+
+
+# llama-server reserves n_parallel x (1 + draft tokens) outputs; a larger ratio is not a
+# draft width (an embedding server reserves a whole batch).
+_MAX_DRAFT = 16
+
+
+def _draft_tokens(log: BootLog) -> int | None:
+    """Draft tokens per step, from the target context's reserved outputs."""
+    outputs, seqs = log.n_outputs_max, log.n_seq_max
+    if not outputs or not seqs or outputs % seqs:
+        return None
+    draft = outputs // seqs - 1
+    return draft if 0 <= draft <= _MAX_DRAFT else None
 
 
 def _basename(path: str | None) -> str:
@@ -228,28 +254,34 @@ def _terms(log: BootLog, r: FitResult) -> list[Term]:
             ("CUDA graph estimate", b["cuda_graphs"], log.cuda_graph_bytes, "bytes"),
         ]
     elif fit_model(log.engine) == "layer-split":
-        rows += [
-            ("KV buffers", r.kv_cache_bytes, log.buffers.get("KV"), "bytes"),
-            (
-                "model buffers (GPU)",
-                sum(x["weights"] for x in r.budgets),
-                log.buffers.get("model"),
-                "bytes",
-            ),
-            (
-                "RS buffers",
-                sum(x["recurrent_state"] for x in r.budgets),
-                log.buffers.get("RS"),
-                "bytes",
-            ),
-            (
-                "compute buffers",
-                sum(x["compute_buffer"] for x in r.budgets),
-                log.buffers.get("compute"),
-                "bytes",
-            ),
-        ]
+        rows += llamacpp_terms(log, r)
     return [Term(n, p, m, u) for n, p, m, u in rows if m is not None]
+
+
+def llamacpp_terms(log: BootLog, r: FitResult) -> list[tuple[str, float, float | None, str]]:
+    """Model, KV, RS and compute buffers, and their total: on the GPUs, or in host memory
+    for a CPU-only boot (where the whole model and every buffer is the host's)."""
+    gpu = bool(log.buffers)
+    measured = log.buffers if gpu else log.host_buffers
+    model = sum(x["weights"] for x in r.budgets) + (0 if gpu else r.host_weights_bytes)
+    where = "GPU" if gpu else "host"
+    rows: list[tuple[str, float, float | None, str]] = [
+        (f"model buffers ({where})", model, measured.get("model"), "bytes"),
+        ("KV buffers", r.kv_cache_bytes, measured.get("KV"), "bytes"),
+        ("RS buffers", sum(x["recurrent_state"] for x in r.budgets), measured.get("RS"), "bytes"),
+        (
+            "compute buffers",
+            sum(x["compute_buffer"] for x in r.budgets),
+            measured.get("compute"),
+            "bytes",
+        ),
+    ]
+    shown = [(p, m) for _, p, m, _ in rows if m is not None]
+    if len(shown) > 1:
+        rows.append(
+            ("buffers in all", sum(p for p, _ in shown), sum(m for _, m in shown if m), "bytes")
+        )
+    return rows
 
 
 def _differences(profile: Profile, opts: dict[str, Any], spec_n: int) -> dict[str, Any]:
@@ -280,7 +312,7 @@ def fit_log(registry: Registry, log: BootLog, opts: FitOptions, lock: Lock | Non
         engine=asked["engine"],
         profile_engine=profile.engine,
         log=log,
-        settings=_differences(profile, settings, spec_n),
+        settings=_differences(profile, {**settings, **opts.what_ifs()}, spec_n),
         result=result,
         terms=_terms(log, result),
         notes=notes + result.notes,
@@ -308,6 +340,7 @@ def evidence_record(
         for kind, key in (
             ("KV", "kv_buffer_bytes"),
             ("model", "model_buffer_bytes"),
+            ("RS", "rs_buffer_bytes"),
             ("compute", "compute_buffer_bytes"),
         ):
             if log.buffers.get(kind):

@@ -65,6 +65,9 @@ class Target:
     engine_entry: Engine | None = None  # the registry engine it runs on
     gpus: tuple[Gpu, ...] = ()  # every card, in order (mixed rigs)
     constants: fm.Constants = fm.DEFAULT_CONSTANTS
+    weights_bytes: int | None = None  # what-if: the weights' size instead of the artifact's
+    backend: str = "cuda"  # llama.cpp: where its graph runs
+    mmproj: bool = True  # the profile's vision projector is loaded
 
 
 def artifact_bytes(artifact: Artifact, key: str, lock: Lock | None) -> int:
@@ -163,6 +166,7 @@ def model_shape(arch: Architecture, model_id: str) -> fm.ModelShape:
         kv_shared_layers=arch.kv_shared_layers,
         multimodal=arch.vision,
         diffusion_canvas=arch.diffusion_canvas or 0,
+        tied_embeddings=arch.tied_embeddings,
         **_linear_fields(arch),  # type: ignore[arg-type]
         **_moe_fields(arch),  # type: ignore[arg-type]
     )

@@ -4,7 +4,10 @@ vLLM (v0.2x): "non-default args: {...}", "Model loading took X GiB", "Available 
 memory: X GiB" (one per worker), "GPU KV cache size: N tokens" and "Maximum concurrency for
 L tokens per request: Xx" (one line from v0.28), "Estimated CUDA graph memory: X GiB total".
 llama.cpp: "<func>: <dev> model|KV|RS|compute buffer size = X MiB", "n_ctx = N",
-"n_seq_max = N", the KV total line with its K/V types, "build: N (hash)".
+"n_seq_max = N", the KV total line with its K/V types, "build: N (hash)" or "build N (hash)",
+"file size = X MiB|GiB" (the tensors); recent builds prefix each line with a time and a level
+letter, and print the buffers at verbosity 4 (-lv 4). Each context (the target's, a draft's)
+reserves its compute buffers again after the first graph: the last reserve is what it holds.
 SGLang: "KV Cache is allocated. #tokens: N", "max_total_num_tokens=N, ... context_len=L".
 Only regular expressions and `ast.literal_eval` read the text: nothing in it is executed.
 """
@@ -37,14 +40,23 @@ _VLLM = {
     ),
     "graphs": re.compile(r"Estimated CUDA graph memory: " + _NUM + r" GiB total"),
 }
+# An optional "0.01.234.567 I " prefix (time, level) before the function name.
+_PREFIX = r"^(?:[\d.]+ [A-Z] )?(?:\w+\s+)?"
 _LLAMA = {
-    "build": re.compile(r"^build: (\d+) \(([0-9a-f]+)\)"),
+    "build": re.compile(r"\bbuild:? (\d+) \(([0-9a-z]+)\)"),
     "file": re.compile(r"loaded meta data with \d+ key-value pairs and \d+ tensors from (\S+)"),
-    "buffer": re.compile(r"^\w+:\s+(\S+)\s+(model|KV|RS|compute) buffer size =\s+" + _NUM + " MiB"),
-    "n_ctx": re.compile(r"^\w+: n_ctx\s+= (\d+)"),
-    "n_seq": re.compile(r"^\w+: n_seq_max\s+= (\d+)"),
+    "buffer": re.compile(
+        _PREFIX + r"\w+:\s+(\S+)\s+(model|KV|RS|compute) buffer size =\s+" + _NUM + " MiB"
+    ),
+    "context": re.compile(_PREFIX + r"llama_context: constructing llama_context"),
+    "n_ctx": re.compile(_PREFIX + r"\w+: n_ctx\s+= (\d+)"),
+    "n_seq": re.compile(_PREFIX + r"\w+: n_seq_max\s+= (\d+)"),
+    "outputs": re.compile(_PREFIX + r"\w+: n_outputs_max\s+= (\d+)"),
+    "ubatch": re.compile(_PREFIX + r"\w+: n_ubatch\s+= (\d+)"),
     "kv_types": re.compile(r"K \((\w+)\):\s+[\d.]+ MiB, V \((\w+)\)"),
+    "tensors": re.compile(_PREFIX + r"print_info: file size\s+= " + _NUM + r" (MiB|GiB)"),
 }
+_GPU = ("CUDA", "ROCM", "VULKAN")
 _SGLANG = {
     "tokens": re.compile(r"KV Cache is allocated\. #tokens: (\d+)"),
     "summary": re.compile(
@@ -78,6 +90,12 @@ class BootLog:
     cache_types: tuple[str, str] | None = None
     buffers: dict[str, int] = field(default_factory=dict)  # llama.cpp: kind -> bytes on GPUs
     gpu_buffers: dict[str, list[int]] = field(default_factory=dict)  # kind -> per device
+    host_buffers: dict[str, int] = field(default_factory=dict)  # kind -> bytes in host memory
+    tensor_bytes: int | None = None  # llama.cpp "file size": the GGUF's tensor data
+    n_outputs_max: int | None = None  # llama-server: n_parallel x (1 + draft tokens)
+    n_ubatch: int | None = None
+    # Each context's compute buffers by device (a later reserve replaces an earlier one).
+    compute: list[dict[str, int]] = field(default_factory=list)
     context_len: int | None = None
     running_requests: int | None = None
 
@@ -133,19 +151,41 @@ def _vllm_line(log: BootLog, line: str) -> None:
         log.cuda_graph_bytes = max(log.cuda_graph_bytes or 0, _gib(m.group(1)))
 
 
+def _is_gpu(device: str) -> bool:
+    return device.upper().startswith(_GPU) and "HOST" not in device.upper()
+
+
+def _buffer(log: BootLog, device: str, kind: str, size: int) -> None:
+    if kind == "compute":  # one buffer per device and context, sized by its last reserve
+        if not log.compute:
+            log.compute.append({})
+        log.compute[-1][device] = size
+    elif _is_gpu(device):
+        log.buffers[kind] = log.buffers.get(kind, 0) + size
+        log.gpu_buffers.setdefault(kind, []).append(size)
+    elif kind != "model" or device.upper() in ("CPU", "CPU_MAPPED"):
+        # The host's own copy of the weights (a repacked copy for the CPU's kernels is not).
+        log.host_buffers[kind] = log.host_buffers.get(kind, 0) + size
+
+
 def _llama_line(log: BootLog, line: str) -> None:
     p = _LLAMA
-    if m := p["build"].search(line):
+    if (m := p["build"].search(line)) and log.version is None:
         log.version = f"b{m.group(1)}"
     if (m := p["file"].search(line)) and log.model_file is None:
         log.model_file = m.group(1)
+    if (m := p["tensors"].search(line)) and log.tensor_bytes is None:
+        log.tensor_bytes = round(float(m.group(1)) * (GIB if m.group(2) == "GiB" else MIB))
+    if p["context"].search(line):
+        log.compute.append({})
     if m := p["buffer"].search(line):
-        device, kind, mib = m.group(1), m.group(2), float(m.group(3))
-        if device.upper().startswith(("CUDA", "ROCM", "VULKAN")) and "HOST" not in device.upper():
-            log.buffers[kind] = log.buffers.get(kind, 0) + round(mib * MIB)
-            log.gpu_buffers.setdefault(kind, []).append(round(mib * MIB))
+        _buffer(log, m.group(1), m.group(2), round(float(m.group(3)) * MIB))
     if (m := p["n_ctx"].search(line)) and log.n_ctx is None:
         log.n_ctx = int(m.group(1))
+    if (m := p["ubatch"].search(line)) and log.n_ubatch is None:
+        log.n_ubatch = int(m.group(1))
+    if (m := p["outputs"].search(line)) and log.n_outputs_max is None:
+        log.n_outputs_max = int(m.group(1))
     if (m := p["n_seq"].search(line)) and log.n_seq_max is None:
         log.n_seq_max = int(m.group(1))
     if (m := p["kv_types"].search(line)) and log.cache_types is None:
@@ -178,6 +218,17 @@ def detect_engine(text: str) -> str:
 READERS = {"pool": _vllm_line, "layer-split": _llama_line, "static-fraction": _sglang_line}
 
 
+def _sum_compute(log: BootLog) -> None:
+    """Compute buffers over every context: the GPUs', or the host's in a CPU-only boot."""
+    for context in log.compute:
+        for device, size in context.items():
+            if _is_gpu(device):
+                log.buffers["compute"] = log.buffers.get("compute", 0) + size
+                log.gpu_buffers.setdefault("compute", []).append(size)
+            else:
+                log.host_buffers["compute"] = log.host_buffers.get("compute", 0) + size
+
+
 def parse_log(text: str) -> BootLog:
     """The facts of one boot log (the first boot in it wins where a fact repeats)."""
     text = _ANSI.sub("", text)
@@ -194,8 +245,13 @@ def parse_log(text: str) -> BootLog:
         and log.kv_available_bytes is None
     ):
         raise LogError("the vLLM log ends before the KV cache was sized (no 'GPU KV cache size')")
-    if fit_model(log.engine) == "layer-split" and not log.buffers:
-        raise LogError("the llama.cpp log has no 'buffer size' lines (did the model load?)")
+    if fit_model(log.engine) == "layer-split":
+        _sum_compute(log)
+        if not log.buffers and not log.host_buffers:
+            raise LogError(
+                "the llama.cpp log has no 'buffer size' lines (did the model load? recent "
+                "builds print them at verbosity 4: -lv 4, or LLAMA_ARG_LOG_VERBOSITY=4)"
+            )
     if fit_model(log.engine) == "static-fraction" and log.kv_pool_tokens is None:
         raise LogError("the SGLang log ends before the KV cache was allocated")
     return log

@@ -27,6 +27,14 @@ class FitOptions:
     spec_n: int | None = None
     kv_cache_memory: int | None = None
     weights: str | None = None
+    # The weights' size in bytes, in place of the artifact's (a boot of another file of the
+    # same model: the tensor data llama-server logs as its "file size").
+    weights_bytes: int | None = None
+    # Where llama.cpp's graph runs (a CPU-only build's boot log): cuda or cpu.
+    backend: str | None = None
+    # False: the profile's vision projector is not loaded (a boot without it).
+    mmproj: bool | None = None
+    ubatch_size: int | None = None  # llama.cpp's physical batch (-ub)
     prefix_caching: bool | None = None
     mamba_cache_mode: str | None = None
     cudagraph_max_capture: int | None = None
@@ -83,6 +91,7 @@ class FitResult:
     kv_available_bytes: int | None = None  # vLLM "Available KV cache memory", per GPU
     capture_sizes: int | None = None  # vLLM V1 CUDA-graph capture sizes
     used_bytes: int = 0  # resident GPU memory summed over the cards (nvidia-smi's view)
+    host_weights_bytes: int = 0  # llama.cpp: weights kept in host memory
     cards: list[str] = field(default_factory=list)  # the GPU of every card of the rig
 
     def as_json(self) -> dict[str, Any]:

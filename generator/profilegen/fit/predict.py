@@ -27,6 +27,8 @@ POOL_ONLY = (
     "cudagraph_max_capture",
 )
 NOT_LAYER_SPLIT = ("gpu_util", "prefix_caching", "enforce_eager")
+# Options only the layer-split fit (llama.cpp) takes: a boot log's file, backend and batch.
+LAYER_SPLIT_ONLY = ("weights_bytes", "backend", "mmproj", "ubatch_size")
 
 __all__ = [
     "GIB",
@@ -164,6 +166,7 @@ def _apply(profile: Profile, opts: FitOptions, tp: int) -> Envelope:
         "mamba_cache_mode": opts.mamba_cache_mode,
         "cudagraph_max_capture": opts.cudagraph_max_capture,
         "enforce_eager": opts.enforce_eager,
+        "ubatch_size": opts.ubatch_size,
     }
     return profile.envelope.model_copy(update={k: v for k, v in updates.items() if v is not None})
 
@@ -184,6 +187,9 @@ def _validate(registry: Registry, profile: Profile, opts: FitOptions, entry: Eng
         raise UsageError(
             f"--{given[0].replace('_', '-')} applies to {' and '.join(others)} profiles only"
         )
+    given = [n for n in LAYER_SPLIT_ONLY if getattr(opts, n) is not None]
+    if model != "layer-split" and given:
+        raise UsageError(f"{given[0]} applies to {_labels('layer-split')} only")
     if opts.weights:
         _check_weights(registry, profile, engine, opts.weights)
     if opts.kv_dtype:
@@ -236,6 +242,8 @@ def retarget(
     return Target(
         profile, rig, gpu, engine, env, weights, spec_n, capped, within, tuple(notes),
         engine_entry=entry, gpus=gpus, constants=opts.constants,
+        weights_bytes=opts.weights_bytes, backend=opts.backend or "cuda",
+        mmproj=opts.mmproj is not False,
     )  # fmt: skip
 
 

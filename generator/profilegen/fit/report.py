@@ -140,16 +140,20 @@ def _verdict(r: FitResult) -> str:
 
 
 def format_calibration(points: list[CalibrationPoint], title: str = "calibration") -> str:
+    # Columns as wide as their longest entry (a llama.cpp boot's terms have long keys).
+    key = max([34, *(len(p.key) + 1 for p in points)])
+    engine = max([27, *(len(p.engine) + 1 for p in points)])
+    quantity = max([16, *(len(p.quantity) + 1 for p in points)])
     lines = [
-        f"{'record':<34}{'engine':<27}{'quantity':<16}{'measured':>12}{'predicted':>12}"
-        "   error  status"
+        f"{'record':<{key}}{'engine':<{engine}}{'quantity':<{quantity}}{'measured':>15}"
+        f"{'predicted':>15}   error  status"
     ]
     for p in points:
         tol = f" (±{p.tolerance:.0%})" if p.tolerance != 0.05 else ""
         extra = f" [{', '.join(p.fitted)}]" if p.fitted else ""
         lines.append(
-            f"{p.key:<34}{p.engine:<27}{p.quantity:<16}{p.measured:>12,}{p.predicted:>12,}"
-            f"  {p.error:+6.1%}  {p.status}{tol}{extra}"
+            f"{p.key:<{key}}{p.engine:<{engine}}{p.quantity:<{quantity}}{p.measured:>15,}"
+            f"{p.predicted:>15,}  {p.error:+6.1%}  {p.status}{tol}{extra}"
         )
     counted = [p for p in points if p.counted and not p.fitted and not p.sole]
     off = [p for p in counted if not p.within]

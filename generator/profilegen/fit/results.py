@@ -124,6 +124,13 @@ def _predict_vllm(registry: Registry, t: Target, lock: Lock | None) -> FitResult
 def _predict_llamacpp(registry: Registry, t: Target, lock: Lock | None) -> FitResult:
     inputs = llamacpp_inputs(registry, t, lock)
     fit = fm.predict_llamacpp(inputs)
+    if fm.host_attention(inputs):
+        note = (
+            f"a default CUDA build has no flash-attention kernel for K {inputs.cache_type_k} / "
+            f"V {inputs.cache_type_v}: attention runs on the CPU (slow; q4_0, q8_0 or f16 "
+            "keep it on the GPU)"
+        )
+        t = replace(t, notes=(*t.notes, note))
     cells = math.ceil(inputs.n_ctx / fm.LLAMACPP_CTX_PADDING) * fm.LLAMACPP_CTX_PADDING
     dev = min(range(len(fit.budgets)), key=lambda i: fit.budgets[i].free)
     per_token = fit.kv_cache_bytes_per_gpu[dev] // cells
@@ -147,6 +154,7 @@ def _predict_llamacpp(registry: Registry, t: Target, lock: Lock | None) -> FitRe
         budget=fit.budgets[dev].as_dict(),
         budgets=[b.as_dict() for b in fit.budgets],
         used_bytes=used,
+        host_weights_bytes=fit.host_weights_bytes,
     )
 
 

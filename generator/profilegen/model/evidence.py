@@ -59,8 +59,9 @@ class Measured(Strict):
     cuda_graph_bytes: PositiveInt | None = None
     # llama.cpp: the KV buffer it allocates, in bytes (summed over the cards).
     kv_buffer_bytes: PositiveInt | None = None
-    # llama.cpp: model and compute buffers on the GPUs, summed over the cards.
+    # llama.cpp: model, recurrent-state and compute buffers on the GPUs, summed over the cards.
     model_buffer_bytes: PositiveInt | None = None
+    rs_buffer_bytes: PositiveInt | None = None
     compute_buffer_bytes: PositiveInt | None = None
     max_context_filled: PositiveInt | None = None
     verify_full: Annotated[str, StringConstraints(pattern=r"^[0-9]+/[0-9]+$")] | None = None
@@ -87,6 +88,12 @@ class EvidenceSettings(Strict):
     mamba_cache_mode: Word | None = None
     cudagraph_max_capture: PositiveInt | None = None
     enforce_eager: bool | None = None
+    # The weights' tensor bytes where the boot loaded another file than the profile's (a file
+    # of the same model's shape with random weights).
+    weights_bytes: PositiveInt | None = None
+    # false: the boot loaded no vision projector (the profile has one).
+    mmproj: bool | None = None
+    ubatch_size: PositiveInt | None = None
 
 
 class Hardware(Strict):
@@ -141,6 +148,9 @@ class Evidence(Strict):
     rounded: bool = False
     # Fit calibration compares against this record unless it is marked out.
     calibration: bool = True
+    # A boot of random weights at the model's shape (bench/gpu): evidence for fit's memory
+    # model only, never shown as the profile's own measurement (headers, benchmark pages).
+    synthetic: bool = False
     # Fit constants fitted to this record (`profilegen fit --calibration` lists them): it is
     # reported as `fitted`, never as a prediction.
     fitted: list[Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,63}$")]] = Field(
@@ -155,8 +165,13 @@ def has_decode(ev: Evidence) -> bool:
 def newest(
     records: list[Evidence], wanted: Callable[[Evidence], bool] | None = None
 ) -> Evidence | None:
-    """The newest record (by date, later in the list on a tie) that passes `wanted`."""
-    ranked = [(ev.date, i, ev) for i, ev in enumerate(records) if wanted is None or wanted(ev)]
+    """The newest record (by date, later in the list on a tie) that passes `wanted`; a
+    synthetic boot is never one (it measured random weights, not the profile's server)."""
+    ranked = [
+        (ev.date, i, ev)
+        for i, ev in enumerate(records)
+        if not ev.synthetic and (wanted is None or wanted(ev))
+    ]
     return max(ranked, key=lambda t: (t[0], t[1]))[2] if ranked else None
 
 

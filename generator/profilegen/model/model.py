@@ -142,6 +142,9 @@ class Architecture(Strict):
     attn_output_gate: bool = False
     vision: bool = False
     dtype: Literal["bfloat16", "float16"] = "bfloat16"
+    # config.json tie_word_embeddings: the output layer is the input embedding (a GGUF then
+    # holds it once; llama.cpp keeps the embedding on the host and a copy on the GPU).
+    tied_embeddings: bool = False
 
     @model_validator(mode="after")
     def _layers(self) -> Architecture:

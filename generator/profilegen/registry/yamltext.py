@@ -25,6 +25,8 @@ def round_trip() -> YAML:
     yaml = YAML(typ="rt")
     yaml.width = 4096  # one value per line, as the hand-written files have them
     yaml.preserve_quotes = True
+    # The registry's layout: a sequence item's dash two spaces in under its key.
+    yaml.indent(mapping=2, sequence=4, offset=2)
     yaml.representer.add_representer(type(None), _null)
     return yaml
 

@@ -53,12 +53,14 @@ from .layers import (
     weights_per_gpu,
 )
 from .llamacpp import (
+    host_attention,
     llamacpp_kv_bytes_per_token,
     llamacpp_layer_devices,
     llamacpp_recurrent_state_bytes,
     llamacpp_swa_cells,
     predict_llamacpp,
 )
+from .llamacpp_weights import WeightPlacement, model_params, place_weights
 from .sglang import predict_sglang, sglang_cell_bytes, sglang_mamba_pool_bytes
 from .shapes import (
     DrafterSpec,
@@ -78,6 +80,10 @@ from .vllm import allocator_slack, capture_sizes, persistent_buffers, predict_vl
 from .vllm_pool import PoolLayout, pool_layout, tokens_for_blocks
 
 __all__ = [
+    "WeightPlacement",
+    "model_params",
+    "place_weights",
+    "host_attention",
     "ACTIVATION_DTYPE_BYTES",
     "ACT_HIDDEN_COPIES",
     "ACT_INTERMEDIATE_COPIES",

@@ -35,7 +35,7 @@ class Constants:
     vllm_kv_connector_overhead: int = 794 * MIB
     # llama.cpp: what nvidia-smi counts beyond its logged buffers (CUDA context, cuBLAS,
     # the VMM pool and CUDA graphs).
-    llamacpp_runtime_overhead: int = 603 * MIB
+    llamacpp_runtime_overhead: int = 349 * MIB
     # SGLang: GPU memory gone before its start-up free-memory reading (CUDA context,
     # torch.distributed/NCCL and custom all-reduce buffers).
     sglang_startup_overhead: int = 312 * MIB

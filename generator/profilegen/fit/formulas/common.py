@@ -63,6 +63,13 @@ WEIGHT_VRAM_FACTORS: dict[str, float] = {
 # pads n_ctx to the KV cache padding), and recurrent (r/s) states are kept in f32.
 LLAMACPP_CTX_PADDING = 256
 LLAMACPP_STATE_DTYPE_BYTES = 4
+# Cache types a default CUDA build's flash attention reads (ggml-cuda/fattn.cu without
+# GGML_CUDA_FA_ALL_QUANTS): with another type for K or V the attention runs on the CPU.
+LLAMACPP_CUDA_FA_TYPES = frozenset({"f32", "f16", "bf16", "q4_0", "q8_0"})
+# The GPU's graph then splits at every attention layer and holds 3.5 feed-forward widths of
+# f32 activations per token instead of 2: read off the three boots that run it (Gemma 4 12B
+# and 31B, Qwen 3.6 27B with q5_0 K / q4_1 V on an H200: 3.53, 3.64 and 3.57).
+LLAMACPP_HOST_ATTENTION_FFN_COPIES = 3.5
 # mmproj compute buffer on top of its weights: club-3090 measured the F16 Qwen3.8
 # projector (928 MB) holding ~1,180 MiB on the GPU, i.e. ~295 MiB beyond the weights.
 LLAMACPP_MMPROJ_COMPUTE_BYTES = 295 * MIB

@@ -55,6 +55,7 @@ class ModelShape:
     moe_layers: int = 0
     multimodal: bool = False  # the engine keeps an inputs_embeds buffer for media
     diffusion_canvas: int = 0
+    tied_embeddings: bool = False  # the output layer reuses the input embedding
 
     @property
     def num_linear_layers(self) -> int:
@@ -200,7 +201,9 @@ class LlamaCppInputs:
     shape: ModelShape
     gpus: tuple[GpuSpec, ...]
     n_ctx: int
-    weights_bytes: int  # the GGUF file
+    # The GGUF's tensors (llama-server's "file size"); a file's size is as good: its header
+    # (metadata, tokenizer) is under 0.1% of a catalogue model's.
+    weights_bytes: int
     cache_type_k: str = "f16"
     cache_type_v: str = "f16"
     n_parallel: int = 1
@@ -209,11 +212,13 @@ class LlamaCppInputs:
     mmproj_bytes: int = 0
     mmproj_on_gpu: bool = True
     mtp_draft: bool = False  # --spec-type draft-mtp with the GGUF's nextn layers
+    spec_n: int = 0  # draft tokens per step (--spec-draft-n-max) while drafting
     n_gpu_layers: int = 999
     tensor_split: tuple[float, ...] | None = None  # default: even (identical cards)
     cpu_resident_bytes: int = 0  # e.g. MoE experts kept on the host (--cpu-moe, -ot exps=CPU)
     output_bytes: int = 0  # output.weight (lm_head), placed on the last GPU
     swa_full: bool = False  # --swa-full: sliding layers keep the whole context
+    backend: str = "cuda"  # cuda | cpu: where the compute graph runs
     constants: Constants = DEFAULT_CONSTANTS
 
 
@@ -303,6 +308,7 @@ class LlamaCppFit:
     drafter_kv_bytes: int
     recurrent_state_bytes: int
     budgets: tuple[LlamaCppGpuBudget, ...] = field(default_factory=tuple)
+    host_weights_bytes: int = 0  # weights kept in host memory (the input embedding, experts)
     fits: bool = False
     headroom_bytes: int = 0  # smallest per-GPU free
     headroom_tokens: int = 0  # extra context the tightest GPU could still hold
