@@ -7,12 +7,14 @@ import multiprocessing.util
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
 from tests.support import pristine as pristine_build
+from tests.support import realengines
 from tests.support.cli import Invoke, Run, invoke_in
 from tests.support.shared import SHARED, shared_folder
 
@@ -20,6 +22,7 @@ pytest_plugins = ["tests.support.hubenv"]
 
 _PRIVATE_CACHE: list[str] = []
 _BUILDERS: list[subprocess.Popen[bytes]] = []
+_ENGINE_HOSTS: list[Path] = []
 
 
 # Scratch folders go to memory where the machine has room there: the suite creates and deletes
@@ -60,21 +63,43 @@ def pytest_configure(config: pytest.Config) -> None:
         _PRIVATE_CACHE.append(folder)
         os.environ[SHARED] = folder
         _BUILDERS.append(pristine_build.start(Path(folder)))
+        _ENGINE_HOSTS.append(Path(folder))
+        if _runs_real_engines(config):
+            realengines.start(Path(folder))
+            if not realengines.built():
+                sys.stderr.write(
+                    "profilegen tests: building llama-server once for the real-engine tests "
+                    "(minutes; later runs reuse it)\n"
+                )
+
+
+def _runs_real_engines(config: pytest.Config) -> bool:
+    """Whether the paths asked for include the real-engine tier (its engines then boot while
+    the other tests run; otherwise its first test starts them)."""
+    tier = ROOT / "tests" / "engines"
+    asked = [Path(arg.split("::")[0]).resolve() for arg in config.args] or [ROOT]
+    return any(
+        tier == path or tier.is_relative_to(path) or path.is_relative_to(tier) for path in asked
+    )
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests that need the pristine registry run after the others, while it is built; among
-    them the real proxy's (seconds of start-up) first, so that it overlaps the rest instead
-    of ending the session on one worker while the other waits."""
+    """Tests that need the pristine registry or the real engines run after the others, while
+    those are built and booted; among them the real proxy's (seconds of start-up) first, so
+    that it overlaps the rest instead of ending the session on one worker while the other
+    waits."""
     items.sort(
         key=lambda item: (
-            "pristine" in getattr(item, "fixturenames", ()),
+            "pristine" in getattr(item, "fixturenames", ())
+            or "real_engines" in getattr(item, "fixturenames", ()),
             item.get_closest_marker("litellm") is None,
         )
     )
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    for shared in _ENGINE_HOSTS:
+        realengines.stop(shared)
     for builder in _BUILDERS:
         if builder.poll() is None:
             builder.kill()

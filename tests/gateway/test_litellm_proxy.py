@@ -7,12 +7,10 @@ alias refused by `check` before anything is generated."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import socket
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -29,18 +27,13 @@ from profilegen.explain.core import Scenario, explain
 from profilegen.model.gateway import LITELLM_IMAGE
 from profilegen.registry import open_registry
 from tests.support.cli import invoke_in
+from tests.support.litellm import proxy_binary, start_proxy, tail, wait_proxy
 from tests.support.openai_stub import StubEngine
 from tests.support.repo import REPO
 
 ESTATE = "qwen38-dual-estate"
-READY_WITHIN = 90.0  # seconds: the proxy imports for several seconds on a slow machine
 REQUEST_TIMEOUT = 15.0
 ENGINE_KEY = "sk-engine-test-5b1e"
-
-
-def _proxy_binary() -> str | None:
-    beside = Path(sys.executable).parent / "litellm"
-    return str(beside) if beside.is_file() else shutil.which("litellm")
 
 
 def engine_names(exe: str | None, argv: tuple[str, ...]) -> list[str]:
@@ -119,37 +112,9 @@ def _start_stubs(root: Path, stack: ExitStack) -> dict[str, StubEngine]:
     return stubs
 
 
-def _wait_ready(proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
-    deadline = time.monotonic() + READY_WITHIN
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"the proxy exited {proc.returncode}:\n{_tail(log)}")
-        try:
-            with urllib.request.urlopen(f"{url}/health/readiness", timeout=2) as answer:
-                if answer.status == 200:
-                    return
-        except (OSError, urllib.error.URLError):
-            pass
-        time.sleep(0.2)
-    raise AssertionError(f"the proxy was not ready within {READY_WITHIN:.0f} s:\n{_tail(log)}")
-
-
-def _tail(log: Path) -> str:
-    return "\n".join(log.read_text(errors="replace").splitlines()[-30:])
-
-
-def _proxy_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LITELLM_", "OPENAI_"))}
-    # The packaged price list, never a download; no key asked of clients.
-    env.update({"LITELLM_LOCAL_MODEL_COST_MAP": "True", "HOME": str(home), "NO_COLOR": "1"})
-    env["ENGINE_API_KEY"] = ENGINE_KEY  # what the gateway's .env holds
-    return env
-
-
 @pytest.fixture(scope="module")
 def estate(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Estate]:
-    binary = _proxy_binary()
-    if binary is None:
+    if proxy_binary() is None:
         pytest.skip("the LiteLLM proxy is not installed (pip install -e '.[dev]' brings it)")
     work = tmp_path_factory.mktemp("gateway")
     root = work / "root"
@@ -162,15 +127,10 @@ def estate(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Estate]:
         port = _free_port()
         url = f"http://127.0.0.1:{port}"
         log = work / "proxy.log"
-        argv = [binary, "--config", str(out / "config.yaml"), "--port", str(port)]
-        argv += ["--host", "127.0.0.1", "--num_workers", "1"]
         started = time.monotonic()
-        with log.open("wb") as sink:
-            proc = subprocess.Popen(
-                argv, cwd=work, env=_proxy_env(work), stdout=sink, stderr=subprocess.STDOUT
-            )
+        proc = start_proxy(out / "config.yaml", port, work, engine_key=ENGINE_KEY)
         try:
-            _wait_ready(proc, url, log)
+            wait_proxy(proc, url, log)
             startup = time.monotonic() - started
             yield Estate(url, stubs, _expected_routes(root, stubs), log, startup)
         finally:
@@ -196,7 +156,7 @@ def _call(url: str, path: str, body: dict[str, Any] | None = None) -> tuple[int,
 
 @pytest.mark.litellm
 def test_the_tests_run_the_release_the_image_pins() -> None:
-    if _proxy_binary() is None:
+    if proxy_binary() is None:
         pytest.skip("the LiteLLM proxy is not installed (pip install -e '.[dev]' brings it)")
     assert LITELLM_IMAGE.tag is not None
     assert LITELLM_IMAGE.tag.removeprefix("v").split("-")[0] == metadata.version("litellm")
@@ -214,7 +174,7 @@ def test_every_route_reaches_the_engine_that_serves_its_name(estate: Estate) -> 
         before = {ident: len(stub.asked_for()) for ident, stub in estate.stubs.items()}
         body = {"model": name, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4}
         status, answer = _call(estate.url, "/v1/chat/completions", body)
-        assert status == 200, f"{name}: {answer}\n{_tail(estate.log)}"
+        assert status == 200, f"{name}: {answer}\n{tail(estate.log)}"
         assert (
             answer["choices"][0]["message"]["content"] == f"{where.profile} answered {where.served}"
         )

@@ -1,0 +1,383 @@
+"""Real llama-server engines for the session: representative profiles, rendered and booted.
+
+One process per test session (started by the session's configuration, or by the first test
+that asks) builds llama-server once per machine (`profilegen.releases.llamacpp_build`),
+writes a tiny GGUF, renders each representative profile into a bundle (`render -o`), boots
+its container in a box with the real engine at the image's path and the tiny model in the
+mounted model folder, puts the real LiteLLM proxy in front of them all, and records where
+each listens in `realengines/state.json`. It then waits to be ended with the session.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import traceback
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+FOLDER = "realengines"
+STATE, FAILED, LOG, PID = "state.json", "failed.txt", "host.log", "host.pid"
+ENGINE = "llama.cpp-b10236"
+VOCAB = "llama-spm"
+API_KEY = "sk-real-engine-7c4d"
+BOOT_WITHIN = 120.0
+RELAY_PYTHON = "/usr/bin/python3"
+VERBOSE = {"LLAMA_ARG_LOG_VERBOSITY": "4"}
+# The representative boots: the --alias style with an API key, the weights-path style, and a
+# chat template delivered as a patch file (with a gateway-only alias).
+TEMPLATE_PATCH = "tiny-chat-template"
+TEMPLATE_PROFILE = "tiny-template-single"
+TEMPLATE_MOUNT = "/etc/profilegen-tiny-chat-template.jinja"
+# A ChatML template that says where it came from: /props returns it as the engine loaded it.
+TEMPLATE = (
+    "{#- profilegen test template -#}\n"
+    "{%- for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor -%}\n"
+    "{%- if add_generation_prompt %}<|im_start|>assistant\n{% endif -%}\n"
+)
+
+
+@dataclass(frozen=True)
+class Boot:
+    name: str
+    profile: str
+    api_key: str | None = None
+    extra: dict[str, str] = field(default_factory=dict)  # host variables Compose reads
+    # Behind the gateway: a profile without served names is not (it answers to a file path).
+    gateway: bool = True
+
+
+BOOTS = (
+    Boot("alias-key", "llamacpp-vibethinker-3b-single", api_key=API_KEY),
+    Boot("path", "llamacpp-gemma-12b-single-q8kxl", gateway=False),
+    Boot("template", TEMPLATE_PROFILE),
+)
+
+
+@dataclass
+class Engine:
+    boot: Boot
+    url: str
+    port: int
+    names: list[str]
+    log: str
+    bundle: str
+
+
+def folder_of(shared: Path) -> Path:
+    return shared / FOLDER
+
+
+def built() -> bool:
+    """Whether this machine's build of the engine is already in the build cache."""
+    from profilegen.releases.llamacpp_build import cached_server, engine_build
+
+    return cached_server(engine_build(ENGINE)) is not None
+
+
+@functools.cache
+def unavailable() -> str | None:
+    """Why this machine cannot run the containers (None: it can)."""
+    from tests.support import box
+
+    if not Path(RELAY_PYTHON).is_file():
+        return f"the boxes' port relay needs {RELAY_PYTHON}"
+    done = box.run(box.Box(), ["/bin/true"], timeout=20)
+    if done.code != 0:
+        why = done.stderr.decode(errors="replace").strip().splitlines()
+        return "cannot isolate a container here (unshare): " + (why[-1] if why else "failed")
+    return None
+
+
+# --------------------------------------------------------------------- the scratch registry
+
+
+def _vendored(patch_id: str, name: str, data: bytes) -> str:
+    digest = hashlib.sha256(data).hexdigest()
+    return (
+        "# yaml-language-server: $schema=../../schema/patch.schema.json\n"
+        f"id: {patch_id}\n"
+        'title: "a chat template for the real-engine tests"\n'
+        f"engine: {ENGINE}\n"
+        f'mount_file: "{TEMPLATE_MOUNT}"\n'
+        "source:\n  kind: vendored\n  files:\n"
+        f"    - {{path: {name}, size: {len(data)}, sha256: {digest}}}\n"
+        'capability: "serves the tests\' own chat template"\n'
+        'drop_when: "never: a test fixture"\n'
+    )
+
+
+TINY_MODEL = "tiny-llama"
+TINY_PROFILE = "tiny-llama-single"
+
+
+def _tiny_model(tiny: Any, vocab: int, size: int) -> str:
+    """The tiny model as the registry states a model: its facts, for fit."""
+    return (
+        "# yaml-language-server: $schema=../../schema/model.schema.json\n"
+        f"id: {TINY_MODEL}\n"
+        'name: "the real-engine tests\' tiny llama"\n'
+        "family: dense\n"
+        f"served_name: {TINY_MODEL}\n"
+        "architecture:\n"
+        f"  num_layers: {tiny.layers}\n"
+        f"  full_attention_layers: {tiny.layers}\n"
+        f"  hidden_size: {tiny.hidden}\n"
+        f"  num_attention_heads: {tiny.heads}\n"
+        f"  num_kv_heads: {tiny.kv_heads}\n"
+        f"  head_dim: {tiny.head_dim}\n"
+        f"  intermediate_size: {tiny.ffn}\n"
+        f"  vocab_size: {vocab}\n"
+        f"  max_position_embeddings: {tiny.context}\n"
+        "artifacts:\n"
+        "  f16:\n"
+        '    repo: "profilegen/tiny-llama"\n'
+        "    files: [tiny.gguf]\n"
+        f"    size: {{value: {size}, unit: B}}\n"
+        "    format: gguf\n"
+        "    local_dir: tiny-llama\n"
+    )
+
+
+def scratch_registry(root: Path, ports: dict[str, int], tiny: Path) -> Path:
+    """This repository's registry, plus the chat-template profile, on the given ports, and
+    the tiny model with a profile of it (the vibethinker one's settings) for fit."""
+    from tests.support.tinygguf import TinyLlama, tiny_vocab
+
+    shutil.copytree(REPO / "registry", root / "registry")
+    patches = root / "registry" / "patches"
+    (patches / "files" / TEMPLATE_PATCH).mkdir(parents=True)
+    (patches / "files" / TEMPLATE_PATCH / "template.jinja").write_text(TEMPLATE)
+    (patches / f"{TEMPLATE_PATCH}.yaml").write_text(
+        _vendored(TEMPLATE_PATCH, "template.jinja", TEMPLATE.encode())
+    )
+    (root / "registry" / "profiles" / f"{TEMPLATE_PROFILE}.yaml").write_text(
+        "# yaml-language-server: $schema=../../schema/profile.schema.json\n"
+        f"id: {TEMPLATE_PROFILE}\n"
+        "extends: llamacpp-vibethinker-3b-single\n"
+        'title: "VibeThinker-3B with a chat template delivered as a patch file"\n'
+        "status: experimental\n"
+        f"patches: [{TEMPLATE_PATCH}]\n"
+        "port: 8001\n"
+        "serve:\n"
+        "  served_names: [vibethinker-templated]\n"
+        "  gateway_aliases: [templated-alias]\n"
+        f'  chat_template: "{TEMPLATE_MOUNT}"\n'
+    )
+    (root / "registry" / "models" / f"{TINY_MODEL}.yaml").write_text(
+        _tiny_model(TinyLlama(), tiny_vocab(tiny), tiny.stat().st_size)
+    )
+    (root / "registry" / "profiles" / f"{TINY_PROFILE}.yaml").write_text(
+        "# yaml-language-server: $schema=../../schema/profile.schema.json\n"
+        f"id: {TINY_PROFILE}\n"
+        "extends: llamacpp-vibethinker-3b-single\n"
+        'title: "the tiny llama at the vibethinker profile\'s settings"\n'
+        "status: experimental\n"
+        f"model: {TINY_MODEL}\n"
+        "weights: f16\n"
+        "port: 8002\n"
+        "serve:\n"
+        f"  served_names: [{TINY_MODEL}]\n"
+    )
+    for boot in BOOTS:
+        path = root / "registry" / "profiles" / f"{boot.profile}.yaml"
+        lines = path.read_text().splitlines(keepends=True)
+        text = "".join(
+            f"port: {ports[boot.name]}\n" if line.startswith("port: ") else line for line in lines
+        )
+        path.write_text(text)
+    return root
+
+
+# --------------------------------------------------------------------------- booting
+
+
+def _models(work: Path, model_path: str, tiny: Path) -> Path:
+    """A model folder holding the tiny GGUF where the profile's command looks for its weights."""
+    models = work / "models"
+    place = models / model_path.removeprefix("/models/")
+    place.parent.mkdir(parents=True, exist_ok=True)
+    os.link(tiny, place)
+    return models
+
+
+def _boot(registry: Any, boot: Boot, server: Any, tiny: Path, port: int, work: Path) -> Any:
+    from profilegen.render import render_profile
+    from profilegen.render.bundle import bundle_files, write_bundle
+    from profilegen.render.context import served_names
+    from tests.support import container
+
+    profile = registry.profiles[boot.profile]
+    engine = registry.engines[profile.engine]
+    bundle = work / "bundle"
+    write_bundle(bundle, bundle_files(registry, profile, render_profile(registry, profile)))
+    weights = registry.models[profile.model].artifacts[profile.weights]
+    model_path = f"{engine.model_mount}/{weights.local_dir}/{weights.files[0]}"
+    host_env = {
+        "MODEL_DIR": str(_models(work, model_path, tiny)),
+        "BIND_HOST": "127.0.0.1",
+        **({"API_KEY": boot.api_key} if boot.api_key else {}),
+        **boot.extra,
+    }
+    service = container.read_service(bundle, host_env)
+    assert service.port == port, (service.port, port)
+    # llama-server logs its model, KV and compute buffers at verbosity 4 only: what fit reads.
+    running = container.start(
+        service, engine=server.binary, engine_path=engine.binary, work=work, extra_env=VERBOSE
+    )
+    names = served_names(registry, profile)
+    return running, Engine(boot, running.url, port, names, str(running.log), str(bundle))
+
+
+def _proxy(root: Path, work: Path, engines: list[Engine]) -> tuple[subprocess.Popen[bytes], str]:
+    from tests.support.cli import invoke_in
+    from tests.support.container import free_port
+    from tests.support.litellm import start_proxy
+
+    out = work / "gateway"
+    profiles = [e.boot.profile for e in engines if e.boot.gateway]
+    run = invoke_in(root, "gateway", *profiles, "--engine-host", "127.0.0.1", "-o", str(out))
+    if run.code != 0:
+        raise AssertionError(f"profilegen gateway: {run.text}")
+    port = free_port()
+    proc = start_proxy(out / "config.yaml", port, work, engine_key=API_KEY)
+    return proc, f"http://127.0.0.1:{port}"
+
+
+def _bring_up(here: Path, stop: list[Any]) -> dict[str, Any]:
+    """Builds (once per machine), boots every engine and the proxy; what the tests read.
+    Whatever starts is added to `stop` at once, so a failure half-way ends it all."""
+    from profilegen.registry import open_registry
+    from profilegen.releases.llamacpp_build import engine_build, ensure_server
+    from tests.support import container
+    from tests.support.litellm import wait_proxy
+    from tests.support.tinygguf import write_tiny_llama
+
+    begun, times = time.monotonic(), {}
+    server = ensure_server(engine_build(ENGINE), progress=lambda m: print(m, flush=True))
+    tiny = here / "tiny.gguf"
+    write_tiny_llama(tiny, server.vocab(VOCAB))
+    ports = {boot.name: container.free_port() for boot in BOOTS}
+    root = scratch_registry(here / "root", ports, tiny)
+    registry = open_registry(root)
+    times["prepared"] = time.monotonic() - begun
+    engines = []
+    for boot in BOOTS:
+        running, engine = _boot(registry, boot, server, tiny, ports[boot.name], here / boot.name)
+        stop.append(running)
+        engines.append(engine)
+    # The proxy starts (seconds of imports) while the engines load.
+    proxy, proxy_url = _proxy(root, here / "proxy", engines)
+    stop.append(proxy)
+    for running in stop[:-1]:
+        container.wait_healthy(running, BOOT_WITHIN)
+    times["engines"] = time.monotonic() - begun
+    wait_proxy(proxy, proxy_url, here / "proxy" / "proxy.log")
+    times["proxy"] = time.monotonic() - begun
+    return {
+        "engines": {e.boot.name: asdict(e) for e in engines},
+        "proxy": proxy_url,
+        "proxy_log": str(here / "proxy" / "proxy.log"),
+        "root": str(root),
+        "server": {"binary": str(server.binary), **server.info},
+        "tiny": str(tiny),
+        "seconds": {k: round(v, 1) for k, v in times.items()},
+    }
+
+
+def serve(shared: Path) -> None:
+    """The host process: boots everything, records the state, waits to be ended."""
+    here = folder_of(shared)
+    stop: list[Any] = []
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        state = _bring_up(here, stop)
+        partial = here / f"{STATE}.partial"
+        partial.write_text(json.dumps(state, indent=1))
+        partial.replace(here / STATE)
+        while True:
+            time.sleep(3600)
+    except BaseException as exc:
+        if not isinstance(exc, SystemExit):
+            (here / FAILED).write_text(traceback.format_exc())
+        raise
+    finally:
+        for item in reversed(stop):
+            with contextlib.suppress(Exception):
+                item.stop() if hasattr(item, "stop") else _end(item)
+
+
+def _end(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+# ----------------------------------------------------------------- starting and waiting
+
+
+def start(shared: Path) -> None:
+    """Starts the host process once per session (whoever asks first); returns at once."""
+    import fcntl
+
+    here = folder_of(shared)
+    here.mkdir(exist_ok=True)
+    with (here / "start.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (here / PID).exists():
+            return
+        code = "import sys; from pathlib import Path; from tests.support.realengines import serve; "
+        code += "serve(Path(sys.argv[1]))"
+        with (here / LOG).open("wb") as log:
+            proc = subprocess.Popen(
+                [sys.executable, "-c", code, str(shared)],
+                cwd=REPO,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        (here / PID).write_text(str(proc.pid))
+
+
+def stop(shared: Path) -> None:
+    """Ends the host process and everything it started (the session's end)."""
+    pid_file = folder_of(shared) / PID
+    if not pid_file.is_file():
+        return
+    pid = int(pid_file.read_text())
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+        for _ in range(100):
+            os.kill(pid, 0)
+            time.sleep(0.1)
+        os.killpg(pid, signal.SIGKILL)
+
+
+def wait(shared: Path, timeout: float) -> dict[str, Any]:
+    """The state once every engine and the proxy answer; a failure is raised with its reason."""
+    start(shared)
+    here = folder_of(shared)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if (here / STATE).is_file():
+            state: dict[str, Any] = json.loads((here / STATE).read_text())
+            return state
+        if (here / FAILED).is_file():
+            raise AssertionError(f"the real engines did not start:\n{(here / FAILED).read_text()}")
+        time.sleep(0.2)
+    log = (here / LOG).read_text(errors="replace")[-3000:]
+    raise AssertionError(f"the real engines were not up within {timeout:.0f} s:\n{log}")
