@@ -53,7 +53,7 @@ def test_a_new_gguf_model_reaches_a_green_check_in_five_steps(
         "  kv_cache_dtype q8_0: the most compact KV dtype llama.cpp-b10236 and NVIDIA GeForce "
         "RTX 3090 take",
         "  max_model_len 131,072: the largest context that fits 1x3090 (KV pool 131,072 tokens, "
-        "9.86 GiB left on the tightest GPU)",
+        "10.20 GiB left on the tightest GPU)",
     ]
     profile = load(repo / PROFILE)
     assert profile["status"] == "incubating"

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.support import box
+from profilegen import sandbox as box
 from tests.support.composego import compose_config
 from tests.support.publish import RELAY, RELAY_PATH, SOCKET_DIR, Published, relay_argv
 
@@ -83,6 +83,7 @@ class Running:
 
     def stop(self) -> None:
         box.kill(self.proc)
+        self.proc.wait()
         self.published.close()
 
 

@@ -88,15 +88,12 @@ def built() -> bool:
 @functools.cache
 def unavailable() -> str | None:
     """Why this machine cannot run the containers (None: it can)."""
-    from tests.support import box
+    from profilegen import sandbox
 
     if not Path(RELAY_PYTHON).is_file():
         return f"the boxes' port relay needs {RELAY_PYTHON}"
-    done = box.run(box.Box(), ["/bin/true"], timeout=20)
-    if done.code != 0:
-        why = done.stderr.decode(errors="replace").strip().splitlines()
-        return "cannot isolate a container here (unshare): " + (why[-1] if why else "failed")
-    return None
+    reason = sandbox.available()
+    return None if reason is None else f"cannot isolate a container here: {reason}"
 
 
 # --------------------------------------------------------------------- the scratch registry
