@@ -156,3 +156,12 @@ def test_config_errors_name_the_key() -> None:
     no_mamba_heads = {k: v for k, v in ck.MAMBA_HYBRID.items() if k != "mamba_num_heads"}
     with pytest.raises(DerivationError, match=r"has no mamba_num_heads \(nor mamba_n_heads\)"):
         architecture_facts(no_mamba_heads, CONFIG)
+
+
+def test_tied_embeddings_come_from_the_config() -> None:
+    tied = architecture_facts({**ck.DENSE, "tie_word_embeddings": True}, CONFIG)
+    assert arch(tied.values).tied_embeddings
+    assert tied.provenance["architecture.tied_embeddings"]["key"] == "tie_word_embeddings"
+    untied = architecture_facts({**ck.DENSE, "tie_word_embeddings": False}, CONFIG)
+    assert not arch(untied.values).tied_embeddings
+    assert "architecture.tied_embeddings" not in untied.values

@@ -197,5 +197,8 @@ def architecture_facts(config: dict[str, Any], source: Source) -> Facts:
         facts.put(f"{ARCH}.attn_output_gate", True, source, gate[0])
     if isinstance(config.get("vision_config"), dict):
         facts.put(f"{ARCH}.vision", True, source, "vision_config")
+    tied = top.first(["tie_word_embeddings"]) or t.first(["tie_word_embeddings"])
+    if tied is not None and tied[1] is True:
+        facts.put(f"{ARCH}.tied_embeddings", True, source, tied[0])
     _dtype(t, top, facts)
     return facts
