@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from profilegen.releases import llamacpp_build as lb
-from profilegen.releases.sdist import nearest_build
+from profilegen.releases.llamacpp_build import nearest_build
 
 
 def test_the_nearest_source_build_is_taken() -> None:

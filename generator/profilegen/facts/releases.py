@@ -100,6 +100,15 @@ def download(requirement: str, *, source: bool = False, offline: bool = False) -
     return Artifact(requirement, blob.name, digest, blob)
 
 
+def index_versions(dist: str) -> list[str]:
+    """Every version of `dist` the package index has (`pip index versions`)."""
+    out = _pip(["index", "versions", dist], f"list the versions of {dist}")
+    for line in out.splitlines():
+        if line.startswith("Available versions:"):
+            return [v.strip() for v in line.partition(":")[2].split(",") if v.strip()]
+    raise ReleaseError(f"pip index versions {dist} listed no versions")
+
+
 def environment(artifact: Artifact, dist: str, torch: bool) -> Path:
     """A throw-away virtual environment (in the user cache) holding the release and the
     dependencies it needs on a CPU: its Python's path. Built once per artifact.

