@@ -64,6 +64,7 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ[SHARED] = folder
         _BUILDERS.append(pristine_build.start(Path(folder)))
         _ENGINE_HOSTS.append(Path(folder))
+        (Path(folder) / realengines.SESSION_PID).write_text(str(os.getpid()))
         if _runs_real_engines(config):
             realengines.start(Path(folder))
             if not realengines.built():

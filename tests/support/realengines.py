@@ -5,7 +5,8 @@ that asks) builds llama-server once per machine (`profilegen.releases.llamacpp_b
 writes a tiny GGUF, renders each representative profile into a bundle (`render -o`), boots
 its container in a box with the real engine at the image's path and the tiny model in the
 mounted model folder, puts the real LiteLLM proxy in front of them all, and records where
-each listens in `realengines/state.json`. It then waits to be ended with the session.
+each listens in `realengines/state.json`. It ends with the session, or on its own once the
+session's process is gone (a killed run leaves no engines behind).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 FOLDER = "realengines"
 STATE, FAILED, LOG, PID = "state.json", "failed.txt", "host.log", "host.pid"
+SESSION_PID = "session.pid"  # in the shared folder: the process that made it
 ENGINE = "llama.cpp-b10236"
 VOCAB = "llama-spm"
 API_KEY = "sk-real-engine-7c4d"
@@ -302,8 +304,8 @@ def serve(shared: Path) -> None:
         partial = here / f"{STATE}.partial"
         partial.write_text(json.dumps(state, indent=1))
         partial.replace(here / STATE)
-        while True:
-            time.sleep(3600)
+        while _session_lives(shared):
+            time.sleep(2)
     except BaseException as exc:
         if not isinstance(exc, SystemExit):
             (here / FAILED).write_text(traceback.format_exc())
@@ -312,6 +314,18 @@ def serve(shared: Path) -> None:
         for item in reversed(stop):
             with contextlib.suppress(Exception):
                 item.stop() if hasattr(item, "stop") else _end(item)
+
+
+def _session_lives(shared: Path) -> bool:
+    """Whether the test session that started this process is still there: its shared folder
+    and the process that made it (a killed session leaves no engines behind)."""
+    if not shared.is_dir():
+        return False
+    try:
+        os.kill(int((shared / SESSION_PID).read_text()), 0)
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def _end(proc: subprocess.Popen[bytes]) -> None:
