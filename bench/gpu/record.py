@@ -126,7 +126,7 @@ def record_all(root: Path, sources: list[Path], *, write: bool) -> int:
         off += bad
         print(f"{key}: " + "; ".join(cells))
         if write:
-            record_evidence(registry, key, _record(fit, boot, planned[key], run))
+            record_evidence(registry, key, _record(fit, boot, planned[key], run), replace=True)
     return 1 if off else 0
 
 

@@ -178,3 +178,29 @@ def test_record_needs_a_registry_rig(repo: Path) -> None:
     run = invoke_in(repo, "fit", "--from-log", str(VLLM), "--record", "--rig", "2x3090")
     assert run.code == 2
     assert "--record needs a registry rig; '2x3090' is not one" in run.err
+
+
+def test_a_boot_recorded_again_replaces_its_record(repo: Path) -> None:
+    from profilegen.authoring.evidence import record_evidence
+
+    path = repo / "registry/profiles/qwen38-27b-dual-fast.yaml"
+    record = {
+        "key": "dual-fast-shape",
+        "date": "2026-12-01",
+        "rig": "2x3090-pcie",
+        "source": "bench/gpu/logs/dual-fast.log",
+        "summary": "random weights at the profile's shape",
+        "measured": {"kv_buffer_bytes": 1000, "boots": True},
+        "synthetic": True,
+    }
+    record_evidence(open_registry(repo), MTP, record, replace=True)
+    first = path.read_text()
+    record_evidence(open_registry(repo), MTP, record, replace=True)
+    assert path.read_text() == first  # the same boot again: the file is left alone
+    record_evidence(open_registry(repo), MTP, {**record, "key": "a-later-boot"})
+    changed = {**record, "measured": {"kv_buffer_bytes": 2000, "boots": True}}
+    record_evidence(open_registry(repo), MTP, changed, replace=True)
+    keys = [e.key for e in open_registry(repo).profiles[MTP].evidence]
+    assert keys[-2:] == ["dual-fast-shape", "a-later-boot"]  # replaced where it stood
+    mine = next(e for e in open_registry(repo).profiles[MTP].evidence if e.key == "dual-fast-shape")
+    assert mine.measured.kv_buffer_bytes == 2000

@@ -41,7 +41,17 @@ def _unique_key(registry: Registry, key: str) -> str:
     return f"{key[:76]}-{n}"
 
 
-def _document(text: str, record: dict[str, Any]) -> str:
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _document(text: str, record: dict[str, Any], *, replace: bool) -> str | None:
+    """The file with the record added; with `replace`, in place of the record of its key
+    (None when that record already says the same)."""
     doc = load_document(text)
     if not isinstance(doc, CommentedMap):
         raise UsageError("the profile file is not a YAML mapping")
@@ -50,16 +60,29 @@ def _document(text: str, record: dict[str, Any]) -> str:
     if not isinstance(evidence, CommentedSeq):
         evidence = CommentedSeq()
         doc["evidence"] = evidence
-    evidence.append(entry)
+    same_key = [i for i, e in enumerate(evidence) if replace and e.get("key") == record["key"]]
+    if not same_key:
+        evidence.append(entry)
+    elif _plain(evidence[same_key[0]]) == _plain(record):
+        return None
+    else:
+        evidence[same_key[0]] = entry
     return dump_document(doc)
 
 
-def record_evidence(registry: Registry, profile_id: str, record: dict[str, Any]) -> str:
-    """Appends the record to the profile's own file; returns that file's path (relative)."""
+def record_evidence(
+    registry: Registry, profile_id: str, record: dict[str, Any], *, replace: bool = False
+) -> str:
+    """Appends the record to the profile's own file; returns that file's path (relative).
+    With `replace`, a record of the same key in that file is replaced where it stands (and
+    the file is left alone when it already says the same): a boot recorded again."""
     rel = registry.where("profiles", profile_id, ("id",)).file
     path = registry.root / rel
-    record = {**record, "key": _unique_key(registry, str(record["key"]))}
-    text = _document(path.read_text(encoding="utf-8"), record)
+    if not replace:
+        record = {**record, "key": _unique_key(registry, str(record["key"]))}
+    text = _document(path.read_text(encoding="utf-8"), record, replace=replace)
+    if text is None:
+        return rel
     load_with(registry.root, rel, text)  # a record that breaks the registry is refused
     write_atomic(path, text.encode())
     return rel
