@@ -55,3 +55,17 @@ def test_shared_work_is_done_once_and_a_failed_attempt_is_not_kept() -> None:
     assert once("test-support-once", works) == []  # the failed attempt's file is gone
     assert once("test-support-once", works) == []
     assert len(made) == 1
+
+
+def test_the_hooks_repository_is_the_same_commit_for_the_same_tree() -> None:
+    """The pre-commit test reuses a hook environment by commit: the commit must be a function
+    of the package's content alone (not of when or where it was made)."""
+    from tests.support.precommit import git, hooks_repository
+
+    first, rev = hooks_repository()
+    again, rev_again = hooks_repository()
+    assert (again, rev_again) == (first, rev)
+    assert git(first, "rev-parse", "HEAD").strip() == rev
+    assert (first / ".pre-commit-hooks.yaml").read_bytes() == (
+        Path(__file__).resolve().parents[1] / ".pre-commit-hooks.yaml"
+    ).read_bytes()

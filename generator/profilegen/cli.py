@@ -38,6 +38,7 @@ COMMANDS = {
     "gateway": "gateway",
     "gpus": "gpus",
     "import": "import_",
+    "init": "init",
     "list": "list",
     "lock": "lock",
     "model": "model",

@@ -58,21 +58,11 @@ class CheckOptions:
 
 def collect(opts: CheckOptions) -> list[Finding]:
     """Runs the loader's checks, then every rule; a broken registry stops at the loader."""
-    from ..generated.schemas import stale_schemas
     from ..registry import load_registry_cached
 
     root = find_root(explicit=opts.root)
     registry, sink = load_registry_cached(root)
-    findings = list(sink.findings)
-    for name in stale_schemas(root / "schema"):
-        findings.append(
-            Finding(
-                Location(f"schema/{name}"),
-                f"schema/{name} is stale",
-                "run `profilegen schema`",
-                "schema-stale",
-            )
-        )
+    findings = [*sink.findings, *schema_findings(root)]
     if sink.errors:
         # Rules assume references resolve; report the loader's findings alone.
         return findings
@@ -84,6 +74,34 @@ def collect(opts: CheckOptions) -> list[Finding]:
         from ..hub.online import online_findings
 
         findings.extend(online_findings(registry, Deadline.start(opts.timeout)))
+    return findings
+
+
+def schema_findings(root: Path) -> list[Finding]:
+    """The schema files the registry's modelines name: each stale one is a finding, and those
+    not written yet are one (a registry that never ran `profilegen schema` has all ten)."""
+    from ..generated.schemas import schema_drift, schema_names
+
+    missing, stale = schema_drift(root / "schema")
+    findings = [
+        Finding(
+            Location(f"schema/{name}"),
+            f"schema/{name} is stale",
+            "run `profilegen schema`",
+            "schema-stale",
+        )
+        for name in stale
+    ]
+    if len(missing) == 1:
+        where, what = f"schema/{missing[0]}", f"schema/{missing[0]} is missing"
+    elif len(missing) == len(schema_names()):
+        where, what = "schema/", f"schema/ is missing all {len(missing)} schema files"
+    else:
+        where = "schema/"
+        what = f"schema/ is missing {len(missing)} schema files: {', '.join(missing)}"
+    if missing:
+        hint = f"run `profilegen schema` to write {'it' if len(missing) == 1 else 'them'}"
+        findings.append(Finding(Location(where), what, hint, "schema-missing"))
     return findings
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..cache import Inputs, Store
-from ..errors import EXIT_OK, UsageError
+from ..errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from .common import Context, output_options, pass_context, timeout_option
 from .render_k8s import k8s_options, render_k8s
 
@@ -32,6 +32,11 @@ COMPOSE_TREE = ("compose", "docs", "gateways")
 @click.argument("profile", required=False)
 @output_options("Write a relocatable bundle (compose or Kubernetes files, manifest, patches) here.")
 @click.option("--all", "all_", is_flag=True, help="Rewrite the checked-in generated tree.")
+@click.option(
+    "--check",
+    is_flag=True,
+    help="With --all: write nothing, list what it would change (exit 1 if anything).",
+)
 @click.option(
     "--target",
     type=click.Choice(["compose", "k8s"]),
@@ -61,6 +66,7 @@ def command(
     output: Path | None,
     force: bool,
     all_: bool,
+    check: bool,
     target: str | None,
     namespace: str | None,
     replicas: int | None,
@@ -83,7 +89,9 @@ def command(
             raise UsageError(
                 f"--all writes the checked-in tree with default options; give no {', '.join(given)}"
             )
-        return render_all(obj, target)
+        return render_all(obj, target, check=check)
+    if check:
+        raise UsageError("--check goes with --all: it compares the checked-in tree")
     if not profile:
         raise UsageError("name a PROFILE to render (or use --all)")
     if options is not None:
@@ -157,9 +165,9 @@ def _bundle(
     return EXIT_OK
 
 
-def render_all(obj: Context, target: str | None = None) -> int:
+def render_all(obj: Context, target: str | None = None, *, check: bool = False) -> int:
     """Writes the checked-in tree: compose/, gateways/ and docs/, and k8s/ where the registry
-    opts in (`--target` narrows it to one of them)."""
+    opts in (`--target` narrows it to one of them); `check`: only says what it would change."""
     from ..docs.catalog import orphan_pages
     from ..generated.tree import GATEWAYS_DIR, K8S_DIR, orphan_files
     from ..write import write_files
@@ -179,6 +187,8 @@ def render_all(obj: Context, target: str | None = None) -> int:
             owners = {rel.split("/")[1] for rel in plan if rel.startswith(f"{top}/")}
             orphans += orphan_files(root, owners, top)
     removed = orphans + (orphan_pages(root, list(plan)) if "docs" in tops else [])
+    if check:
+        return _drift(root, plan, removed, tops)
     # Every file is staged first, then all are renamed (and the orphans removed) at once.
     changed = write_files(
         {root / rel: content for rel, content in plan.items()},
@@ -190,12 +200,33 @@ def render_all(obj: Context, target: str | None = None) -> int:
     for path in removed:
         click.echo(f"removed {path.relative_to(root).as_posix()}")
     if not changed and not removed:
-        present = {rel.split("/", 1)[0] for rel in plan}
-        shown = [f"{t}/" for t in tops if t in present] or [f"{t}/" for t in tops]
-        listed = ", ".join(shown[:-1]) + (" and " if len(shown) > 1 else "") + shown[-1]
-        verb = "is" if len(shown) == 1 else "are"
-        click.echo(f"{listed} {verb} up to date ({len(plan)} files)")
+        _up_to_date(plan, tops)
     return EXIT_OK
+
+
+def _up_to_date(plan: dict[str, bytes], tops: tuple[str, ...]) -> None:
+    present = {rel.split("/", 1)[0] for rel in plan}
+    shown = [f"{t}/" for t in tops if t in present] or [f"{t}/" for t in tops]
+    listed = ", ".join(shown[:-1]) + (" and " if len(shown) > 1 else "") + shown[-1]
+    verb = "is" if len(shown) == 1 else "are"
+    click.echo(f"{listed} {verb} up to date ({len(plan)} files)")
+
+
+def _drift(root: Path, plan: dict[str, bytes], removed: list[Path], tops: tuple[str, ...]) -> int:
+    """`render --all --check`: each file it would write or remove, on stderr; exit 1 if any."""
+    lines = []
+    for rel, content in sorted(plan.items()):
+        path = root / rel
+        if not path.is_file():
+            lines.append(f"{rel}: missing")
+        elif path.read_bytes() != content:
+            lines.append(f"{rel}: stale")
+    lines += [f"{p.relative_to(root).as_posix()}: not generated, would be removed" for p in removed]
+    for line in lines:
+        click.echo(f"{line} (run `profilegen render --all`)", err=True)
+    if not lines:
+        _up_to_date(plan, tops)
+    return EXIT_FINDINGS if lines else EXIT_OK
 
 
 def _plan(obj: Context) -> dict[str, bytes]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..errors import EXIT_FINDINGS, EXIT_OK
-from ..generated.schemas import build_schemas, stale_schemas
+from ..generated.schemas import build_schemas, schema_drift
 from ..write import write_files
 from .common import Context, pass_context
 
@@ -17,10 +17,12 @@ def command(obj: Context, check: bool) -> int:
     """Write the JSON Schemas of the registry file kinds into schema/."""
     folder = obj.root / "schema"
     if check:
-        stale = stale_schemas(folder)
+        missing, stale = schema_drift(folder)
+        for name in missing:
+            click.echo(f"schema/{name}: missing (run `profilegen schema`)", err=True)
         for name in stale:
             click.echo(f"schema/{name}: stale (run `profilegen schema`)", err=True)
-        return EXIT_FINDINGS if stale else EXIT_OK
+        return EXIT_FINDINGS if missing or stale else EXIT_OK
     changed = write_files({folder / n: b for n, b in build_schemas().items()})
     for path in changed:
         click.echo(f"wrote {path.relative_to(obj.root).as_posix()}")

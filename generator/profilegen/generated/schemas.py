@@ -33,6 +33,12 @@ def extra_schemas() -> dict[str, tuple[type[BaseModel], str]]:
     }
 
 
+def schema_names() -> list[str]:
+    """The file name of every schema, without building any."""
+    kinds = [f"{name}.schema.json" for _model, name in KINDS.values()]
+    return sorted([*kinds, *(f"{name}.schema.json" for name in extra_schemas())])
+
+
 def _fingerprint() -> str:
     """Schemas depend only on the model code and pydantic: hash exactly those."""
     import hashlib
@@ -76,11 +82,14 @@ def _dump(schema: dict[str, Any]) -> bytes:
     return (json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
 
 
-def stale_schemas(folder: Path) -> list[str]:
-    """Names of schema files that are missing or differ from a fresh build."""
-    stale = []
-    for name, content in build_schemas().items():
+def schema_drift(folder: Path) -> tuple[list[str], list[str]]:
+    """(missing, stale): names of schema files not written yet, and of those that differ from
+    a fresh build."""
+    missing, stale = [], []
+    for name, content in sorted(build_schemas().items()):
         path = folder / name
-        if not path.is_file() or path.read_bytes() != content:
+        if not path.exists() and not path.is_symlink():
+            missing.append(name)
+        elif not path.is_file() or path.read_bytes() != content:
             stale.append(name)
-    return stale
+    return missing, stale
