@@ -30,6 +30,7 @@ COMMANDS = {
     "cache": "cache",
     "changelog": "changelog",
     "check": "check",
+    "cli-doc": "cli_doc",
     "diff": "diff",
     "engine": "engine",
     "engines": "engines",
