@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PROFILE ?= qwen38-27b-dual-dflash15-fast
 
-.PHONY: run test lint fmt check bench schema render golden clean
+.PHONY: run test lint fmt check bench schema render cli-doc golden clean
 
 $(BIN)/profilegen: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,10 @@ schema: $(BIN)/profilegen
 
 render: $(BIN)/profilegen
 	$(BIN)/profilegen render --all
+
+# docs/CLI.md, from the commands themselves (a test fails when it is out of date).
+cli-doc: $(BIN)/profilegen
+	$(BIN)/profilegen cli-doc
 
 bench: $(BIN)/profilegen
 	$(BIN)/python bench/bench_render.py

@@ -3,7 +3,7 @@
 The logs are kept in the repository (bench/gpu/logs/), each run's summary beside them; a
 later run's boot of a profile replaces an earlier one's. Every boot fit can read becomes an
 evidence record on its profile, with its provenance (the build, the card, the date, "random
-weights, shape of <model>"); `fit --calibration` then judges the fit on each term.
+weights, shape of <model>"); `fit calibration` then judges the fit on each term.
 """
 
 from __future__ import annotations

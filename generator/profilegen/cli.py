@@ -16,6 +16,7 @@ from .errors import (
     EXIT_FINDINGS,
     EXIT_INTERNAL,
     EXIT_OK,
+    EXIT_USAGE,
     ProfilegenError,
     RegistryError,
     printable,
@@ -29,6 +30,7 @@ COMMANDS = {
     "cache": "cache",
     "changelog": "changelog",
     "check": "check",
+    "cli-doc": "cli_doc",
     "diff": "diff",
     "engine": "engine",
     "engines": "engines",
@@ -88,10 +90,10 @@ class Group(click.Group):
         except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
             raise
         except OSError as exc:
-            # The disk or the network said no: the user's environment, not a bug.
+            # The disk or the network said no: the user's environment (input), not a bug.
             where = f" {exc.filename}" if exc.filename else ""
             click.echo(printable(f"error: cannot access{where}: {exc.strerror or exc}"), err=True)
-            ctx.exit(EXIT_FINDINGS)
+            ctx.exit(EXIT_USAGE)
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             ctx.exit(130)

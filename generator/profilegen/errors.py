@@ -93,6 +93,19 @@ class Finding:
             f"{self.message}{self.inherited}{hint}"
         )
 
+    def as_json(self) -> dict[str, object]:
+        """The finding as `--format json` reports print it."""
+        return {
+            "file": self.location.file,
+            "line": self.location.line,
+            "rule": self.rule,
+            "severity": self.severity.value,
+            "message": self.message,
+            "hint": self.hint,
+            "path": self.path or None,
+            "inherited_by": list(self.location.inherited_by),
+        }
+
     def sort_key(self) -> tuple[str, int, str, str]:
         return (self.location.file, self.location.line or 0, self.rule, self.message)
 

@@ -142,13 +142,13 @@ def test_the_v0271_pool_is_smaller_for_a_named_reason(invoke: Invoke) -> None:
 
 
 def test_calibration_command(invoke: Invoke) -> None:
-    result = invoke("fit", "--calibration", "--format", "json")
+    result = invoke("fit", "calibration", "--format", "json")
     assert result.exit_code == 1  # the known-off records above
     data = json.loads(result.stdout)
     assert (data["tolerance"], data["tolerance_rounded"]) == (0.05, 0.07)
     statuses = {p["key"]: p["status"] for p in data["points"]}
     assert statuses[MEASUREMENTS[4]] == "fitted" and statuses[MEASUREMENTS[3]] == "ok"
     assert {s for k, s in statuses.items() if k in KNOWN_OFF} == {"off"}
-    text = invoke("fit", "--calibration").stdout
+    text = invoke("fit", "calibration").stdout
     assert "g31-int4-nightly-int8pth-mtp4" in text and "+5.4%  off" in text
     assert "vllm-free-memory-slack-marlin4" in text

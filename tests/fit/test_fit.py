@@ -136,6 +136,23 @@ def test_what_if_options_are_applied(fit_json: FitJson) -> None:
     assert fp8["weights"] == "fp8" and fp8["budget"]["weights"] > base["budget"]["weights"]
 
 
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        ("--set", "envelope.max_model_len=131072", "--set", "envelope.kv_cache_dtype=bfloat16"),
+        ("--set", "MAX_MODEL_LEN=131072", "--set", "KV_CACHE_DTYPE=bfloat16"),
+        ("--set", "CTX_SIZE=131072", "--set", "KV_TYPE=bfloat16"),
+        ("--set", "max-model-len=131072", "--set", "--kv-dtype=bfloat16"),
+    ],
+)
+def test_a_setting_is_the_same_under_every_spelling(
+    fit_json: FitJson, spelling: tuple[str, ...]
+) -> None:
+    by_option = fit_json(MTP, "--max-model-len", "131072", "--kv-dtype", "bfloat16")
+    assert (by_option["max_model_len"], by_option["kv_cache_dtype"]) == (131072, "bfloat16")
+    assert fit_json(MTP, *spelling) == by_option
+
+
 def test_rig_changes_the_gpu_count_and_caps_tp(fit_json: FitJson) -> None:
     four = fit_json(MTP, "--rig", "4x3090-pcie", "--tp", "4")
     assert (four["rig"], four["tp"], four["gpus"]) == ("4x3090-pcie", 4, 4)
@@ -252,13 +269,20 @@ def test_lock_total_size_is_preferred(registry: Registry) -> None:
         ((GGUF, "--max-num-batched-tokens", "2048"), "vLLM profiles only"),
         ((GGUF, "--weights", "fp8"), "cannot be served by llama.cpp"),
         (("qwen38-27b-nope",), "no profile"),
-        ((), "name a PROFILE"),
+        ((), "name a PROFILE to fit (or use `fit calibration` or `fit log FILE`)"),
         (("--calibration", "--tp", "2"), "takes no what-if"),
         ((MTP, "--engine", "llama.cpp-b10236"), "fit compares releases of the same engine"),
         ((MTP, "--engine", "vllm-v0.26.0"), "no engine 'vllm-v0.26.0'"),
         ((MTP, "--rig", "2x3080"), "no GPU '3080'"),
-        (("--leave-one-out",), "goes with --calibration"),
-        ((MTP, "--record"), "go with --from-log FILE"),
+        (("--leave-one-out",), "--leave-one-out goes with `fit calibration`"),
+        ((MTP, "--record"), "--record and --profile go with `fit log FILE`"),
+        (("calibration", "--tp", "2"), "No such option '--tp'"),
+        (("log",), "Missing argument 'FILE'"),
+        ((MTP, "--set", "envelope.pp=2"), "--set envelope.pp: fit cannot vary envelope.pp; it"),
+        ((MTP, "--set", "envelope.tp=0"), "--set envelope.tp=0: input should be greater than 0"),
+        ((MTP, "--set", "kv_dtyp=q8_0"), "no envelope setting is called that (did you mean"),
+        ((MTP, "--set", "max_model_len"), "--set max_model_len: expected SETTING=VALUE"),
+        ((MTP, "--tp", "2", "--set", "TP=1"), "envelope.tp is given twice, with different"),
         (("qwen36-27b-dual-eagle3", "--kv-cache-memory", "9"), "vLLM profiles only"),
     ],
 )

@@ -1,4 +1,4 @@
-"""`profilegen fit --from-log`: boot logs in the engines' own line formats, read back.
+"""`profilegen fit log`: boot logs in the engines' own line formats, read back.
 
 The logs under logs/ are written for these tests in the exact formats vLLM (0.27 and the
 0.28 one-line KV report) and SGLang print; the llama.cpp log is a real boot of this build at a
@@ -108,26 +108,26 @@ def test_incomplete_logs_are_refused(text: str, message: str) -> None:
 
 
 def test_from_log_compares_every_term(invoke: Invoke) -> None:
-    result = invoke("fit", "--from-log", str(VLLM))
+    result = invoke("fit", "log", str(VLLM))
     assert result.exit_code == 0, result.output
     out = result.stdout
     assert "log: vllm 0.27.1 -> profile qwen38-27b-dual-fast on vllm-v0.27.1" in out
     assert "KV pool                            499,666         499,666   +0.0%" in out
     for term in ("available KV per GPU", "model loading per GPU", "CUDA graph estimate"):
         assert term in out
-    data = json.loads(invoke("fit", "--from-log", str(VLLM), "--format", "json").stdout)
+    data = json.loads(invoke("fit", "log", str(VLLM), "--format", "json").stdout)
     assert data["profile"] == MTP and data["settings"] == {}
     assert {t["name"] for t in data["terms"]} >= {"KV pool", "available KV per GPU"}
 
 
 def test_from_log_on_another_release(invoke: Invoke) -> None:
-    out = invoke("fit", "--from-log", str(VLLM), "--engine", "vllm-v0.25.1").stdout
+    out = invoke("fit", "log", str(VLLM), "--engine", "vllm-v0.25.1").stdout
     assert "on vllm-v0.25.1" in out and "accounting: torch-reserved" in out
     assert "KV pool                            566,288         499,666  +13.3%" in out
 
 
 def test_from_log_llamacpp_and_sglang(invoke: Invoke) -> None:
-    asked = ("fit", "--from-log", str(LLAMA), "--profile", GGUF_PROFILE, "--rig", "1xh200")
+    asked = ("fit", "log", str(LLAMA), "--profile", GGUF_PROFILE, "--rig", "1xh200")
     out = invoke(*asked).stdout
     assert "profile qwen38-27b-single-iq4xs on llama.cpp-b10236, rig 1xh200" in out
     assert "KV buffers                        5.50 GiB        5.50 GiB   +0.0%" in out
@@ -136,28 +136,30 @@ def test_from_log_llamacpp_and_sglang(invoke: Invoke) -> None:
     data = json.loads(invoke(*asked, "--format", "json").stdout)
     # What the log states beside the envelope: the file booted (random weights, its shape).
     assert data["settings"] == {"weights_bytes": round(13.87 * GIB)}
-    refused = invoke("fit", "--from-log", str(SGLANG))
+    refused = invoke("fit", "log", str(SGLANG))
     assert refused.exit_code == 2
     assert "no sglang profile serves the weights or name this log shows" in refused.output
-    named = invoke("fit", "--from-log", str(SGLANG), "--profile", "qwen36-27b-dual-eagle3")
+    named = invoke("fit", "log", str(SGLANG), "--profile", "qwen36-27b-dual-eagle3")
     assert named.exit_code == 0 and "KV pool" in named.stdout
 
 
 def test_from_log_bad_files_exit_2(invoke: Invoke, tmp_path: Path) -> None:
-    missing = invoke("fit", "--from-log", str(tmp_path / "nope.log"))
+    missing = invoke("fit", "log", str(tmp_path / "nope.log"))
     assert missing.exit_code == 2 and "cannot read the log (No such file" in missing.output
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    blocked = invoke("fit", "--from-log", str(fifo))
+    blocked = invoke("fit", "log", str(fifo))
     assert blocked.exit_code == 2 and "is a FIFO, not a log file" in blocked.output
-    junk = invoke("fit", "--from-log", str(LOGS / "not-a-log.log"))
+    junk = invoke("fit", "log", str(LOGS / "not-a-log.log"))
     assert junk.exit_code == 2 and "Traceback" not in junk.output
     both = invoke("fit", MTP, "--from-log", str(VLLM), "--profile", "qwen38-27b-dual-max")
     assert both.exit_code == 2 and "name the profile once" in both.output
+    extra = invoke("fit", "log", str(VLLM), MTP)
+    assert extra.exit_code == 2 and "Got unexpected extra argument" in extra.output
 
 
 def test_record_adds_the_boot_as_evidence(repo: Path) -> None:
-    run = invoke_in(repo, "fit", "--from-log", str(VLLM), "--record")
+    run = invoke_in(repo, "fit", "log", str(VLLM), "--record")
     assert run.code == 0, run.text
     assert "recorded the boot as evidence in registry/profiles/qwen38-27b-dual-fast.yaml" in run.err
     text = (repo / "registry/profiles/qwen38-27b-dual-fast.yaml").read_text()
@@ -165,17 +167,17 @@ def test_record_adds_the_boot_as_evidence(repo: Path) -> None:
     registry = open_registry(repo)
     ev = registry.profiles[MTP].evidence[-1]
     assert ev.key and ev.key.startswith("qwen38-27b-dual-fast-") and ev.engine is None
-    assert ev.source == "boot log vllm-0.27.1-dual-fast.log (profilegen fit --from-log)"
+    assert ev.source == "boot log vllm-0.27.1-dual-fast.log (profilegen fit log)"
     assert (ev.measured.kv_pool_tokens, ev.measured.max_concurrency) == (499_666, 1.91)
     assert ev.measured.kv_available_bytes == round(9.05 * GIB)
-    again = invoke_in(repo, "fit", "--from-log", str(VLLM), "--record")
+    again = invoke_in(repo, "fit", "log", str(VLLM), "--record")
     assert again.code == 0
     keys = [e.key for e in open_registry(repo).profiles[MTP].evidence]
     assert len(keys) == len(set(keys))  # a second record gets its own key
 
 
 def test_record_needs_a_registry_rig(repo: Path) -> None:
-    run = invoke_in(repo, "fit", "--from-log", str(VLLM), "--record", "--rig", "2x3090")
+    run = invoke_in(repo, "fit", "log", str(VLLM), "--record", "--rig", "2x3090")
     assert run.code == 2
     assert "--record needs a registry rig; '2x3090' is not one" in run.err
 
@@ -204,3 +206,20 @@ def test_a_boot_recorded_again_replaces_its_record(repo: Path) -> None:
     assert keys[-2:] == ["dual-fast-shape", "a-later-boot"]  # replaced where it stood
     mine = next(e for e in open_registry(repo).profiles[MTP].evidence if e.key == "dual-fast-shape")
     assert mine.measured.kv_buffer_bytes == 2000
+
+
+def test_the_earlier_spellings_still_work_with_a_note(invoke: Invoke) -> None:
+    for old, new in (
+        (("--from-log", str(VLLM)), ("log", str(VLLM))),
+        (("--calibration", "--leave-one-out"), ("calibration", "--leave-one-out")),
+        ((MTP, "--from-log", str(VLLM)), ("log", str(VLLM), "--profile", MTP)),
+    ):
+        before, now = invoke("fit", *old), invoke("fit", *new)
+        assert (before.exit_code, before.stdout) == (now.exit_code, now.stdout)
+        spelt = "--from-log FILE" if "--from-log" in old else "--calibration"
+        instead = "log FILE" if "--from-log" in old else "calibration"
+        assert before.stderr == (
+            f"note: `fit {spelt}` is deprecated and goes in a later release: "
+            f"use `profilegen fit {instead}`\n"
+        )
+        assert now.stderr == ""

@@ -148,5 +148,6 @@ def deadline_cases() -> list[Case]:
                 "--dry-run",
             ),
             says=("has no config.json (and no GGUF file)",),
+            code=2,
         ),
     ]

@@ -324,6 +324,7 @@ def checkpoint_cases() -> list[Case]:
                 "error: {root}/../ckpt: config.json:1: an integer 5,000 digits long; no config "
                 "holds one longer than 40",
             ),
+            code=2,
         ),
         Case(
             "config-json-nested-50000-deep",
@@ -332,12 +333,14 @@ def checkpoint_cases() -> list[Case]:
             says=(
                 "error: {root}/../ckpt: config.json:1: nests deeper than 64 levels; no config does",
             ),
+            code=2,
         ),
         Case(
             "config-json-with-nan",
             setup=(checkpoint("config.json", config("NaN")),),
             args=model_add(),
             says=("error: {root}/../ckpt: config.json holds the number NaN, which is not finite",),
+            code=2,
         ),
         Case(
             "config-json-with-1e400",
@@ -346,6 +349,7 @@ def checkpoint_cases() -> list[Case]:
             says=(
                 "error: {root}/../ckpt: config.json holds the number 1e400, which is not finite",
             ),
+            code=2,
         ),
         Case(
             "gguf-header-of-30-million-empty-strings",
@@ -355,6 +359,7 @@ def checkpoint_cases() -> list[Case]:
                 "error: {root}/../ckpt: tiny-Q4_K_M.gguf: the header holds more than 1,000,000 "
                 "records (at 30,000,000 strings); no model's header has that many, so it is not read",
             ),
+            code=2,
         ),
         Case(
             "gguf-header-just-past-the-record-cap",
@@ -364,6 +369,7 @@ def checkpoint_cases() -> list[Case]:
                 "error: {root}/../ckpt: tiny-Q4_K_M.gguf: the header holds more than 1,000,000 "
                 "records (at 1,000,000 strings); no model's header has that many, so it is not read",
             ),
+            code=2,
         ),
     ]
 

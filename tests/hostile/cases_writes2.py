@@ -212,6 +212,7 @@ def write_cases2() -> list[Case]:
             says=(
                 "error: cannot access {root}/compose/tiny-chat-long/.env.example: Not a directory",
             ),
+            code=2,
         ),
         Case(
             "render-all-replaces-an-orphan-and-a-stale-file-together",

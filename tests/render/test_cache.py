@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -67,8 +68,13 @@ def test_cached_files_fill_an_offline_bundle(env: Path, repo: Path) -> None:
     downloaded.write_bytes(INSTALLER)
     code, out, err = invoke(root, "cache", "add", str(downloaded))
     assert code == 0, err
-    assert "vllm-wsl-uva/install.sh" in out
+    assert out == f"cached {downloaded} as vllm-wsl-uva/install.sh\n"
     digest = hashlib.sha256(INSTALLER).hexdigest()
+    code, out, err = invoke(root, "cache", "add", str(downloaded), "--format", "json")
+    assert code == 0, err
+    assert json.loads(out) == [
+        {"path": str(downloaded), "sha256": digest, "patch_files": ["vllm-wsl-uva/install.sh"]}
+    ]
     assert (env / "cache" / "blobs" / "sha256" / digest).read_bytes() == INSTALLER
     # The seed still needs the other patches; a profile using only cached files renders.
     code, _, err = invoke(root, "render", SEED, "-o", str(env / "seed"))

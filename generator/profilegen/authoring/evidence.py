@@ -1,4 +1,4 @@
-"""`profilegen fit --from-log --record`: a measured boot appended to a profile's evidence.
+"""`profilegen fit log --record`: a measured boot appended to a profile's evidence.
 
 The profile's file keeps its comments and order (ruamel round-trip); the new record is
 proven by loading the whole registry with it before the file is replaced.

@@ -6,11 +6,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ProfilegenError
+from ..errors import EXIT_USAGE, ProfilegenError
 
 
 class DerivationError(ProfilegenError):
-    """The checkpoint does not say a fact the model needs (or says something impossible)."""
+    """The checkpoint does not say a fact the model needs (or says something impossible): the
+    input is unusable, exit 2."""
+
+    exit_code = EXIT_USAGE
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ class AddOptions:
     variant: str | None = None
     timeout: float | None = None
     dry_run: bool = False
+    offline: bool = False  # read the Hugging Face cache's copy, not the Hub
 
 
 @dataclass

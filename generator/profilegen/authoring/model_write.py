@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ..check.driver import rules_of_kind, run_rules
 from ..check.rules import CheckContext
 from ..errors import Finding, Location, RegistryError, Severity, UsageError
-from ..hub.checkpoint import open_local, open_remote
+from ..hub.checkpoint import open_cached, open_local, open_remote
 from ..hub.deadline import Deadline
 from ..hub.types import ArtifactRequest, ArtifactResult, RemoteFile
 from ..lockfile.artifacts import SIZE_TOLERANCE, ArtifactUse
@@ -163,10 +164,27 @@ def prove(root: Path, rel: str, text: str, lock: Lock) -> list[Finding]:
 def _checkpoint(opts: AddOptions) -> Any:
     if opts.from_dir is not None:
         return open_local(opts.from_dir, opts.repo, opts.revision)
+    if opts.offline:
+        return open_cached(opts.repo, opts.revision)
     return open_remote(opts.repo, opts.revision, Deadline.start(opts.timeout))
 
 
-def run_model_add(root: Path, opts: AddOptions) -> int:
+@dataclass(frozen=True)
+class ModelAdded:
+    """What `model add` derived and (unless a dry run) wrote: the file, its lock entries and
+    the warnings the check had for it."""
+
+    draft: ModelDraft
+    file: str
+    doc: CommentedMap
+    text: str
+    entries: dict[str, dict[str, Any]]
+    warnings: list[Finding]
+    dry_run: bool
+
+
+def add_model(root: Path, opts: AddOptions) -> ModelAdded:
+    """Reads the checkpoint, derives the model, proves it and writes it with its lock entries."""
     check_repo(opts.repo)
     registry = open_registry(root)
     checkpoint = _checkpoint(opts)
@@ -179,15 +197,22 @@ def run_model_add(root: Path, opts: AddOptions) -> int:
     doc = document(draft)
     text = dump(doc)
     if opts.dry_run:
-        _report_read(draft)
-        click.echo(text, nl=False)
-        return 0
+        return ModelAdded(draft, rel, doc, text, {}, [], True)
     lock = read_lock(root) or Lock()
     entries = lock_entries(draft, YAML(typ="safe", pure=True).load(text))
     lock.artifacts.update(entries)
     warnings = prove(root, rel, text, lock)
     write_files({root / LOCK_NAME: lock.to_bytes(), root / rel: text.encode()})  # both or neither
-    _report(draft, rel, doc, entries, warnings)
+    return ModelAdded(draft, rel, doc, text, entries, warnings, False)
+
+
+def run_model_add(root: Path, opts: AddOptions) -> int:
+    added = add_model(root, opts)
+    if added.dry_run:
+        _report_read(added.draft)
+        click.echo(added.text, nl=False)
+        return 0
+    _report(added.draft, added.file, added.doc, added.entries, added.warnings)
     return 0
 
 

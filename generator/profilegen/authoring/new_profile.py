@@ -248,22 +248,43 @@ def _validate(root: Path, rel: str, text: str) -> list[Finding]:
     return mine
 
 
-def run_new(root: Path, opts: NewOptions) -> int:
+@dataclass(frozen=True)
+class NewProfile:
+    """What `new` wrote: the file, how the profile came about, and its warnings."""
+
+    profile: str
+    file: str
+    lines: int
+    how: str
+    reasons: tuple[str, ...]
+    findings: tuple[Finding, ...]
+
+
+def create_profile(root: Path, opts: NewOptions) -> NewProfile:
+    """Builds the profile, proves it (check and render) and writes it; nothing on a refusal."""
     registry = open_registry(root)
     rel = f"registry/profiles/{opts.new_id}.yaml"
+    reasons: tuple[str, ...] = ()
     if opts.first is not None:
         text, proposal = build_first(registry, opts, opts.first)
         how = f"{opts.first.model} on {opts.first.rig}"
+        reasons = tuple(proposal.reasons)
     else:
         text, sibling = build_document(registry, opts)
         how = f"extends {sibling}"
     warnings = _validate(root, rel, text)
     write_atomic(root / rel, text.encode())
-    for finding in warnings:
+    return NewProfile(opts.new_id, rel, text.count("\n"), how, reasons, tuple(warnings))
+
+
+def run_new(root: Path, opts: NewOptions) -> int:
+    made = create_profile(root, opts)
+    for finding in made.findings:
         click.echo(finding.render(), err=True)
-    click.echo(f"wrote {rel} ({text.count(chr(10))} lines, {how})")
-    if opts.first is not None:
-        click.echo("\n".join(f"  {r}" for r in proposal.reasons))
+    click.echo(f"wrote {made.file} ({made.lines} lines, {made.how})")
+    if made.reasons:
+        click.echo("\n".join(f"  {r}" for r in made.reasons))
+    rel = made.file
     click.echo(
         "\n".join(
             [
@@ -274,7 +295,7 @@ def run_new(root: Path, opts: NewOptions) -> int:
                 "     status stays incubating until a maintainer promotes it",
                 "  2. profilegen render --all   # compose/ and docs/ for the new profile",
                 "  3. profilegen check          # what CI runs on the pull request",
-                f"  4. commit {rel}, compose/{opts.new_id}/ and docs/",
+                f"  4. commit {rel}, compose/{made.profile}/ and docs/",
             ]
         )
     )

@@ -5,11 +5,11 @@ from __future__ import annotations
 import click
 
 from ..docs.artifacts import run_artifacts
-from .common import FORMAT_TEXT_JSON, Context, pass_context
+from .common import Command, Context, format_option, pass_context
 
 
-@click.command("artifacts")
-@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@click.command("artifacts", cls=Command)
+@format_option()
 @pass_context
 def command(obj: Context, fmt: str) -> int:
     """List every Hub artifact the registry uses, with what the lock file knows."""

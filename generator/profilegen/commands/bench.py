@@ -22,7 +22,7 @@ from ..measure.method import PREFILL_DEPTHS, PREFILL_RUNS, RUNS, WARMUPS, Method
 from ..measure.record import evidence_record
 from ..measure.run import BenchResult, run_bench
 from ..registry import Registry, find_profile
-from .common import FORMAT_TEXT_JSON, Context, pass_context
+from .common import Command, Context, format_option, pass_context
 
 
 def _depths(text: str) -> tuple[int, ...]:
@@ -39,7 +39,7 @@ def _depths(text: str) -> tuple[int, ...]:
     return depths
 
 
-@click.command("bench")
+@click.command("bench", cls=Command)
 @click.argument("target")
 @click.option(
     "--profile",
@@ -59,7 +59,7 @@ def _depths(text: str) -> tuple[int, ...]:
 @click.option("--prefill-runs", type=click.IntRange(min=1), default=PREFILL_RUNS, show_default=True)
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=300.0,
               show_default=True, metavar="SECONDS", help="Limit for each request.")  # fmt: skip
-@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@format_option()
 @pass_context
 def command(
     obj: Context,

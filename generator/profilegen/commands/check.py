@@ -7,20 +7,28 @@ import sys
 import click
 
 from ..check.driver import CheckOptions, run_check
-from .common import Context, color, pass_context, timeout_option
+from ..errors import UsageError
+from .common import (
+    Command,
+    Context,
+    color,
+    format_option,
+    offline_option,
+    pass_context,
+    timeout_option,
+)
 
 
-@click.command("check")
+@click.command(
+    "check",
+    cls=Command,
+    exit_1="an error is found (with --strict, a warning too) or generated files are stale",
+)
 @click.option(
     "--online", is_flag=True, help="Also verify every artifact on the Hub (HF_ENDPOINT, HF_TOKEN)."
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "github"]),
-    default="text",
-    show_default=True,
-)
+@offline_option("the default; it refuses --online")
+@format_option("github")
 @click.option("-q", "--quiet", is_flag=True, help="Report errors only (the summary counts all).")
 @click.option("-v", "--verbose", is_flag=True, help="Every warning on its own line.")
 @click.option(
@@ -40,6 +48,7 @@ from .common import Context, color, pass_context, timeout_option
 def command(
     obj: Context,
     online: bool,
+    offline: bool,
     fmt: str,
     quiet: bool,
     verbose: bool,
@@ -53,6 +62,8 @@ def command(
     then the warnings, a kind that repeats as one line with its count (`--verbose` lists each),
     then one summary line.
     """
+    if online and offline:
+        raise UsageError("--online asks the Hub and --offline (or HF_HUB_OFFLINE) forbids it")
     opts = CheckOptions(
         obj.root_option, fmt, online, color(sys.stdout), quiet, timeout, verbose, strict, changed
     )

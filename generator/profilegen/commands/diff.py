@@ -12,13 +12,13 @@ from ..docs.diff import Change, evidence_text, flag_changes, patch_changes, sett
 from ..errors import EXIT_OK
 from ..explain.core import Scenario, explain
 from ..registry import find_profile
-from .common import FORMAT_TEXT_JSON, Context, pass_context
+from .common import Command, Context, format_option, pass_context
 
 
-@click.command("diff")
+@click.command("diff", cls=Command)
 @click.argument("a")
 @click.argument("b")
-@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@format_option()
 @pass_context
 def command(obj: Context, a: str, b: str, fmt: str) -> int:
     """What profiles A and B do differently: settings, patches, the engine flags their

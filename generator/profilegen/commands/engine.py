@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import click
 
 from ..errors import EXIT_OK
-from .common import Context, pass_context
+from .common import Command, Context, echo_json, format_option, offline_option, pass_context
 
 
 @click.group("engine")
@@ -13,7 +15,7 @@ def command() -> None:
     """Engine entries and what their real releases accept."""
 
 
-@command.command("facts")
+@command.command("facts", cls=Command)
 @click.argument("engine_id")
 @click.option(
     "--version",
@@ -25,8 +27,9 @@ def command() -> None:
     metavar="REASON",
     help="Declare that the engine has no public release to read facts from, and why.",
 )
-@click.option("--offline", is_flag=True, help="Use only releases already in the cache.")
+@offline_option("use only releases already in the cache")
 @click.option("--dry-run", is_flag=True, help="Print the facts file; write nothing.")
+@format_option()
 @pass_context
 def facts(
     obj: Context,
@@ -35,11 +38,13 @@ def facts(
     none: str | None,
     offline: bool,
     dry_run: bool,
+    fmt: str,
 ) -> int:
     """Regenerate registry/engines/facts/ENGINE_ID.json from the engine's release.
 
     A maintainer command: it downloads the release from the package index (once; it is
     cached by content under PROFILEGEN_CACHE) and reads it with the release's own parser.
+    With --format json: the files written, and with --dry-run the facts themselves.
     """
     from ..facts.engine import build_facts, dump, engine_entry, write_facts
 
@@ -48,9 +53,15 @@ def facts(
     if none is None:
         click.echo(f"reading {engine.id}'s release…", err=True)
     found = build_facts(engine, version=version, offline=offline, none=none)
+    if dry_run and fmt == "json":
+        echo_json({"engine": engine.id, "wrote": [], "facts": json.loads(dump(found))})
+        return EXIT_OK
     if dry_run:
         click.echo(dump(found).decode(), nl=False)
         return EXIT_OK
-    for path in write_facts(registry.root, found):
-        click.echo(f"wrote {path.relative_to(registry.root)}", err=True)
+    wrote = [p.relative_to(registry.root).as_posix() for p in write_facts(registry.root, found)]
+    if fmt == "json":
+        echo_json({"engine": engine.id, "wrote": wrote})
+    for rel in wrote if fmt == "text" else ():
+        click.echo(f"wrote {rel}", err=True)
     return EXIT_OK

@@ -5,13 +5,14 @@ from __future__ import annotations
 import click
 
 from ..docs.entities import echo_rows, engine_rows
-from .common import FORMAT_TEXT_JSON, Context, pass_context
+from ..errors import EXIT_OK
+from .common import Command, Context, format_option, pass_context
 
 
-@click.command("engines")
-@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@click.command("engines", cls=Command)
+@format_option()
 @pass_context
 def command(obj: Context, fmt: str) -> int:
     """List the registry's engines (PROFILES: how many profiles not retired use each)."""
     echo_rows(engine_rows(obj.registry()), fmt)
-    return 0
+    return EXIT_OK

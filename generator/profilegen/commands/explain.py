@@ -7,14 +7,15 @@ import json
 import click
 
 from ..errors import EXIT_FINDINGS, EXIT_OK, UsageError
-from ..explain.core import Explanation, Scenario, explain
+from ..explain.core import ENV_NAME, Explanation, Scenario, explain
 from ..explain.k8s import explain_k8s
 from ..explain.report import as_json, as_text
 from ..model import Profile
+from ..model.vocabulary import aliases_help, engine_variables, find_setting
 from ..registry import Registry, find_profile
 from ..render.targets.k8s import render_k8s
 from ..render.targets.k8s_plan import K8sOptions
-from .common import FORMAT_TEXT_JSON, Context, pass_context
+from .common import Command, Context, format_option, pass_context
 
 
 def _pair(text: str) -> tuple[str, str]:
@@ -24,7 +25,32 @@ def _pair(text: str) -> tuple[str, str]:
     return name, value
 
 
-@click.command("explain")
+def _variable(registry: Registry, profile: Profile, name: str) -> str:
+    """The variable `name` sets: itself, or for a setting (`envelope.kv_cache_dtype`, or an
+    alias the engine does not read: KV_TYPE on vLLM) the variable the engine reads it from."""
+    found = find_setting(name)
+    own = {*profile.tunables, *(a for names in profile.tunable_aliases.values() for a in names)}
+    if found is None or name in own:
+        return name
+    engine = registry.engines[profile.engine]
+    names = engine_variables(engine, found)
+    if name in names:
+        return name
+    if names:
+        return names[0]
+    if ENV_NAME.fullmatch(name):
+        return name  # the profile may read it all the same; the scenario check says if not
+    raise UsageError(
+        f"-e {name}: {engine.id} reads {found.path} from no variable (the profile fixes it)"
+    )
+
+
+@click.command(
+    "explain",
+    cls=Command,
+    exit_1="the container would refuse to boot",
+    epilog="\b\nSettings and their aliases (-e takes any of them):\n" + aliases_help(),
+)
 @click.argument("profile")
 @click.option(
     "-e",
@@ -32,7 +58,9 @@ def _pair(text: str) -> tuple[str, str]:
     "env",
     multiple=True,
     metavar="VAR=VALUE",
-    help="Set a variable as in the shell or .env that runs `docker compose` (repeatable).",
+    help="Set a variable as in the shell or .env that runs `docker compose` (repeatable); "
+    "an envelope setting by its registry path (envelope.kv_cache_dtype=fp8) or alias sets the "
+    "variable the engine reads it from.",
 )
 @click.option(
     "--gpus", type=click.IntRange(min=1), help="GPUs the stub reports (default: the rig's)."
@@ -51,7 +79,7 @@ def _pair(text: str) -> tuple[str, str]:
     type=click.Choice(["leader", "worker"]),
     help="k8s over several nodes: which pod of the group (default: leader).",
 )
-@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@format_option()
 @pass_context
 def command(
     obj: Context,
@@ -74,7 +102,8 @@ def command(
         raise UsageError("--nodes and --role apply only to --target k8s")
     registry = obj.registry()
     found = find_profile(registry, profile)
-    scenario = Scenario(tuple(_pair(e) for e in env), gpus, nvlink)
+    pairs = [_pair(e) for e in env]
+    scenario = Scenario(tuple((_variable(registry, found, n), v) for n, v in pairs), gpus, nvlink)
     if target == "k8s":
         result = _explain_pod(registry, found, scenario, nodes, role)
     else:

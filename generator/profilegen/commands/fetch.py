@@ -6,10 +6,18 @@ from pathlib import Path
 
 import click
 
-from .common import FORMAT_TEXT_JSON, Context, model_dir_option, pass_context, timeout_option
+from .common import (
+    Command,
+    Context,
+    format_option,
+    model_dir_option,
+    offline_option,
+    pass_context,
+    timeout_option,
+)
 
 
-@click.command("fetch")
+@click.command("fetch", cls=Command, exit_1="a file is missing or does not match the lock")
 @click.argument("profile")
 @model_dir_option
 @click.option(
@@ -17,11 +25,18 @@ from .common import FORMAT_TEXT_JSON, Context, model_dir_option, pass_context, t
     is_flag=True,
     help="Print what would be downloaded and where, from the lock file (no network).",
 )
-@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@offline_option("download nothing, verify the files already there")
 @timeout_option
+@format_option()
 @pass_context
 def command(
-    obj: Context, profile: str, model_dir: Path, dry_run: bool, fmt: str, timeout: float | None
+    obj: Context,
+    profile: str,
+    model_dir: Path,
+    dry_run: bool,
+    offline: bool,
+    timeout: float | None,
+    fmt: str,
 ) -> int:
     """Download PROFILE's artifacts into MODEL_DIR and verify them against the lock file.
 
@@ -30,4 +45,6 @@ def command(
     """
     from ..hub.fetch import FetchOptions, run_fetch  # loads huggingface_hub
 
-    return run_fetch(obj.registry(), FetchOptions(profile, model_dir, dry_run, fmt, timeout))
+    return run_fetch(
+        obj.registry(), FetchOptions(profile, model_dir, dry_run, fmt, timeout, offline)
+    )

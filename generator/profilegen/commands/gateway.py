@@ -15,7 +15,15 @@ from ..registry import Registry, find_profile
 from ..render.estate import adhoc_gateway, plan_estate
 from ..render.output import Owner, write_output
 from ..render.targets.gateway import render_gateway
-from .common import Context, output_options, pass_context
+from .common import (
+    Command,
+    Context,
+    echo_json,
+    files_json,
+    format_option,
+    output_options,
+    pass_context,
+)
 
 
 def _with_host(gateway: Gateway, engine_host: str | None) -> Gateway:
@@ -62,7 +70,7 @@ def choose(
     return adhoc_gateway(ident, title[:4000], named, webui), False
 
 
-@click.command("gateway")
+@click.command("gateway", cls=Command, exit_1="a member cannot be routed (nothing is written)")
 @click.argument("names", nargs=-1, metavar="[GATEWAY | PROFILE...]")
 @click.option("--rig", help="The profiles of RIG (every one not retired, or the PROFILEs named).")
 @click.option("--webui", is_flag=True, help="Add Open WebUI, connected to the gateway.")
@@ -75,6 +83,7 @@ def choose(
 @output_options(
     "Write compose.yaml, config.yaml and .env.example here (else config.yaml to stdout)."
 )
+@format_option()
 @pass_context
 def command(
     obj: Context,
@@ -84,17 +93,30 @@ def command(
     engine_host: str | None,
     output: Path | None,
     force: bool,
+    fmt: str,
 ) -> int:
-    """A LiteLLM gateway (and Open WebUI) for a registry gateway or the named profiles."""
+    """A LiteLLM gateway (and Open WebUI) for a registry gateway or the named profiles.
+
+    With --format json the result is one document: the gateway, its routes, and the files
+    printed (config.yaml, with its text) or written (with their sizes and sha256).
+    """
     registry = obj.registry()
     gateway, registered = choose(registry, names, rig, webui)
     estate = plan_estate(registry, _with_host(gateway, engine_host), registered)
     rendered = render_gateway(registry, estate)  # located findings (exit 1) before any write
+    routes = [{"name": r.name, "profile": r.profile, "api_base": r.api_base} for r in estate.routes]
+    doc = {"gateway": gateway.id, "routes": routes}
     if output is None:
-        click.echo(rendered.config.decode(), nl=False)
+        if fmt == "json":
+            echo_json({**doc, "files": files_json({"config.yaml": rendered.config}, content=True)})
+        else:
+            click.echo(rendered.config.decode(), nl=False)
         return EXIT_OK
     files = rendered.files()
     write_output(obj.root, output, Owner("gateway", gateway.id), files, force=force)
+    if fmt == "json":
+        echo_json({**doc, "output": str(output), "files": files_json(files)})
+        return EXIT_OK
     click.echo(
         f"wrote {output}/ ({len(files)} files, {len(estate.routes)} routes): "
         f"docker compose -f {output / 'compose.yaml'} up",

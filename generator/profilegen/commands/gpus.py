@@ -5,13 +5,14 @@ from __future__ import annotations
 import click
 
 from ..docs.entities import echo_rows, gpu_rows
-from .common import FORMAT_TEXT_JSON, Context, pass_context
+from ..errors import EXIT_OK
+from .common import Command, Context, format_option, pass_context
 
 
-@click.command("gpus")
-@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@click.command("gpus", cls=Command)
+@format_option()
 @pass_context
 def command(obj: Context, fmt: str) -> int:
     """List the registry's GPUs (RIGS: how many registry rigs have each)."""
     echo_rows(gpu_rows(obj.registry()), fmt)
-    return 0
+    return EXIT_OK

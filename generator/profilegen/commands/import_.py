@@ -10,7 +10,7 @@ import click
 from ..errors import EXIT_OK
 from ..importers.club3090.run import ImportOptions, plan_import
 from ..write import write_files
-from .common import FORMAT_TEXT_JSON, Context, pass_context
+from .common import Command, Context, format_option, pass_context
 
 
 @click.group("import")
@@ -18,12 +18,14 @@ def command() -> None:
     """Import another catalogue's profiles into this registry."""
 
 
-@command.command("club3090")
+@command.command("club3090", cls=Command)
 @click.argument("source", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--rev", help="Revision to import (a git directory; default: its HEAD).")
+@click.option(
+    "--revision", "--rev", "rev", help="Revision to import (a git directory; default: its HEAD)."
+)
 @click.option("--only", multiple=True, metavar="KEY", help="Import just this key (repeatable).")
 @click.option("--dry-run", is_flag=True, help="Report what would be written; write nothing.")
-@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@format_option()
 @pass_context
 def club3090(
     obj: Context, source: Path, rev: str | None, only: tuple[str, ...], dry_run: bool, fmt: str

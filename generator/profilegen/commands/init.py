@@ -11,9 +11,12 @@ import click
 from ..errors import EXIT_OK
 from ..scaffold.init_registry import InitOptions, run_init, shown
 from ..scaffold.shapes import DEFAULT_RIG, GPUS
+from .common import Command, echo_json, format_option
 
 
-@click.command("init")
+@click.command(
+    "init", cls=Command, exit_1="never: what it writes passes check, or nothing is written"
+)
 @click.argument("folder", default=".", type=click.Path(file_okay=False, path_type=Path))
 @click.option(
     "--rig",
@@ -22,7 +25,8 @@ from ..scaffold.shapes import DEFAULT_RIG, GPUS
     metavar="COUNTxGPU",
     help=f"The first rig: how many cards of which GPU ({', '.join(GPUS)}), such as 2x5090.",
 )
-def command(folder: Path, rig: str) -> int:
+@format_option()
+def command(folder: Path, rig: str, fmt: str) -> int:
     """Start a new registry in FOLDER (default: here) that `profilegen check` passes.
 
     It writes registry/ (settings, the rig and its GPU), schema/, the lock file, docs/, a
@@ -30,6 +34,9 @@ def command(folder: Path, rig: str) -> int:
     release. It refuses a folder that already holds a registry, and writes over nothing.
     """
     written = run_init(InitOptions(folder, rig))
+    if fmt == "json":
+        echo_json({"folder": str(folder), "rig": rig, "wrote": list(written)})
+        return EXIT_OK
     for rel in written:
         click.echo(f"wrote {rel}")
     enter = "" if folder == Path() else f"cd {shlex.quote(str(folder))} && "

@@ -6,11 +6,11 @@ import click
 
 from ..docs.listing import ListOptions, run_list
 from ..model.common import STATUS_LADDER
-from .common import FORMAT_TEXT_JSON, Context, pass_context
+from .common import Command, Context, format_option, pass_context
 
 
-@click.command("list")
-@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@click.command("list", cls=Command)
+@format_option()
 @click.option(
     "--rig",
     help="Judge each profile on this rig (a registry rig, or cards: 2x3090 is the registry's "

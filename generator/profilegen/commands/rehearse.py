@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import click
 
-from .common import FORMAT_TEXT_JSON, Context, pass_context
+from .common import Command, Context, format_option, offline_option, pass_context
 
 
-@click.command("rehearse")
+@click.command("rehearse", cls=Command, exit_1="a profile's patches are refused")
 @click.argument("profiles", nargs=-1)
-@click.option("--offline", is_flag=True, help="Use only source trees already in the cache.")
-@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@offline_option("use only source trees already in the cache")
+@format_option()
 @pass_context
 def command(obj: Context, profiles: tuple[str, ...], offline: bool, fmt: str) -> int:
     """Apply each profile's patches, in boot order, to its engine's real source tree.

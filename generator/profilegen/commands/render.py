@@ -16,8 +16,18 @@ import click
 
 from ..cache import Inputs, Store
 from ..errors import EXIT_FINDINGS, EXIT_OK, UsageError
-from .common import Context, output_options, pass_context, timeout_option
-from .render_k8s import k8s_options, render_k8s
+from .common import (
+    Command,
+    Context,
+    echo_json,
+    files_json,
+    format_option,
+    offline_option,
+    output_options,
+    pass_context,
+    timeout_option,
+)
+from .render_k8s import Bundling, k8s_options, render_k8s
 
 if TYPE_CHECKING:
     from ..registry import Registry
@@ -28,7 +38,7 @@ PLAN_INPUTS = (*RENDER_INPUTS, "profilegen.lock.json")
 COMPOSE_TREE = ("compose", "docs", "gateways")
 
 
-@click.command("render")
+@click.command("render", cls=Command, exit_1="check rejects the profile (nothing is written)")
 @click.argument("profile", required=False)
 @output_options("Write a relocatable bundle (compose or Kubernetes files, manifest, patches) here.")
 @click.option("--all", "all_", is_flag=True, help="Rewrite the checked-in generated tree.")
@@ -59,6 +69,8 @@ COMPOSE_TREE = ("compose", "docs", "gateways")
     "--hf-secret", metavar="NAME", help="k8s: the Secret holding HF_TOKEN and API_KEY (hf-token)."
 )
 @timeout_option
+@offline_option("a bundle's remote patch files come from the cache only")
+@format_option()
 @pass_context
 def command(
     obj: Context,
@@ -75,8 +87,14 @@ def command(
     storage_class: str | None,
     hf_secret: str | None,
     timeout: float | None,
+    offline: bool,
+    fmt: str,
 ) -> int:
-    """Render PROFILE's compose file (or Kubernetes objects) to stdout, or a bundle with -o."""
+    """Render PROFILE's compose file (or Kubernetes objects) to stdout, or a bundle with -o.
+
+    With --format json the result is one document: the files printed (with their text) or
+    written (with their sizes and sha256), by path.
+    """
     options, given = k8s_options(
         target, namespace, replicas, nodes, model_volume, storage_class, hf_secret
     )
@@ -89,7 +107,7 @@ def command(
             raise UsageError(
                 f"--all writes the checked-in tree with default options; give no {', '.join(given)}"
             )
-        return render_all(obj, target, check=check)
+        return render_all(obj, target, fmt, check=check)
     if check:
         raise UsageError("--check goes with --all: it compares the checked-in tree")
     if not profile:
@@ -100,11 +118,18 @@ def command(
         registry = obj.registry()
         found = find_profile(registry, profile)
         _refuse_rejected(registry, [found.id])
-        return render_k8s(registry, found, options, output, timeout, force=force)
-    if output is None:
+        return render_k8s(registry, found, options, output, Bundling(timeout, offline, force), fmt)
+    if output is None and fmt == "text":
         click.echo(_compose(obj, profile).decode(), nl=False)
         return EXIT_OK
-    return _bundle(obj.registry(), profile, output, timeout, force=force)
+    if output is None:
+        from ..registry import find_profile
+
+        ident = find_profile(obj.registry(), profile).id
+        files = {"compose.yaml": _compose(obj, ident)}
+        echo_json({"profile": ident, "target": "compose", "files": files_json(files, content=True)})
+        return EXIT_OK
+    return _bundle(obj.registry(), profile, output, Bundling(timeout, offline, force), fmt)
 
 
 def _compose(obj: Context, name: str) -> bytes:
@@ -135,9 +160,7 @@ def _refuse_rejected(registry: Registry, idents: list[str]) -> None:
         raise RegistryError(errors)
 
 
-def _bundle(
-    registry: Registry, name: str, output: Path, timeout: float | None, *, force: bool
-) -> int:
+def _bundle(registry: Registry, name: str, output: Path, how: Bundling, fmt: str) -> int:
     from ..hub.deadline import Deadline
     from ..hub.patchfiles import collect_patch_files
     from ..registry import find_profile
@@ -147,13 +170,16 @@ def _bundle(
 
     found = find_profile(registry, name)
     owner = Owner("profile", found.id)
-    check_output(registry.root, output, owner, force=force)  # before any download
+    check_output(registry.root, output, owner, force=how.force)  # before any download
     _refuse_rejected(registry, [found.id])
     rendered = render_profile(registry, found)
     # Remote patch files arrive (in parallel, within one deadline) before anything is written.
-    collect_patch_files(registry, found.patches, Deadline.start(timeout))
+    collect_patch_files(registry, found.patches, Deadline.start(how.timeout), how.offline)
     files = bundle_files(registry, found, rendered)  # gathered and verified before any write
-    write_output(registry.root, output, owner, files, force=force)
+    write_output(registry.root, output, owner, files, force=how.force)
+    if fmt == "json":
+        echo_json(bundle_json(found.id, "compose", output, files))
+        return EXIT_OK
     models = os.environ.get("MODEL_DIR") or "MODELS"
     click.echo(
         f"wrote {output}/ ({len(files)} files). Next, on the rig:\n"
@@ -165,7 +191,15 @@ def _bundle(
     return EXIT_OK
 
 
-def render_all(obj: Context, target: str | None = None, *, check: bool = False) -> int:
+def bundle_json(
+    ident: str, target: str, output: Path, files: dict[str, bytes]
+) -> dict[str, object]:
+    return {"profile": ident, "target": target, "output": str(output), "files": files_json(files)}
+
+
+def render_all(
+    obj: Context, target: str | None = None, fmt: str = "text", *, check: bool = False
+) -> int:
     """Writes the checked-in tree: compose/, gateways/ and docs/, and k8s/ where the registry
     opts in (`--target` narrows it to one of them); `check`: only says what it would change."""
     from ..docs.catalog import orphan_pages
@@ -188,17 +222,22 @@ def render_all(obj: Context, target: str | None = None, *, check: bool = False) 
             orphans += orphan_files(root, owners, top)
     removed = orphans + (orphan_pages(root, list(plan)) if "docs" in tops else [])
     if check:
-        return _drift(root, plan, removed, tops)
+        return _drift(root, plan, removed, tops, fmt)
     # Every file is staged first, then all are renamed (and the orphans removed) at once.
     changed = write_files(
         {root / rel: content for rel, content in plan.items()},
         remove=removed,
         prune=sorted({p.parent for p in orphans}),
     )
-    for path in changed:
-        click.echo(f"wrote {path.relative_to(root).as_posix()}")
-    for path in removed:
-        click.echo(f"removed {path.relative_to(root).as_posix()}")
+    wrote = [path.relative_to(root).as_posix() for path in changed]
+    gone = [path.relative_to(root).as_posix() for path in removed]
+    if fmt == "json":
+        echo_json({"files": len(plan), "wrote": wrote, "removed": gone})
+        return EXIT_OK
+    for rel in wrote:
+        click.echo(f"wrote {rel}")
+    for rel in gone:
+        click.echo(f"removed {rel}")
     if not changed and not removed:
         _up_to_date(plan, tops)
     return EXIT_OK
@@ -212,16 +251,22 @@ def _up_to_date(plan: dict[str, bytes], tops: tuple[str, ...]) -> None:
     click.echo(f"{listed} {verb} up to date ({len(plan)} files)")
 
 
-def _drift(root: Path, plan: dict[str, bytes], removed: list[Path], tops: tuple[str, ...]) -> int:
+def _drift(
+    root: Path, plan: dict[str, bytes], removed: list[Path], tops: tuple[str, ...], fmt: str
+) -> int:
     """`render --all --check`: each file it would write or remove, on stderr; exit 1 if any."""
-    lines = []
-    for rel, content in sorted(plan.items()):
-        path = root / rel
-        if not path.is_file():
-            lines.append(f"{rel}: missing")
-        elif path.read_bytes() != content:
-            lines.append(f"{rel}: stale")
-    lines += [f"{p.relative_to(root).as_posix()}: not generated, would be removed" for p in removed]
+    missing = [rel for rel in sorted(plan) if not (root / rel).is_file()]
+    stale = [
+        rel
+        for rel, content in sorted(plan.items())
+        if rel not in missing and (root / rel).read_bytes() != content
+    ]
+    gone = [p.relative_to(root).as_posix() for p in removed]
+    if fmt == "json":
+        echo_json({"files": len(plan), "missing": missing, "stale": stale, "removed": gone})
+        return EXIT_FINDINGS if missing or stale or gone else EXIT_OK
+    lines = [f"{rel}: missing" for rel in missing] + [f"{rel}: stale" for rel in stale]
+    lines += [f"{rel}: not generated, would be removed" for rel in gone]
     for line in lines:
         click.echo(f"{line} (run `profilegen render --all`)", err=True)
     if not lines:

@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from ..errors import EXIT_OK, UsageError
+from .common import echo_json, files_json
 
 if TYPE_CHECKING:
     from ..model import Profile
     from ..registry import Registry
     from ..render.targets.k8s_plan import K8sOptions
+
+
+@dataclass(frozen=True)
+class Bundling:
+    """How a bundle's patch files may be had (within one deadline, or from the cache only),
+    and whether it may go into a folder holding something else."""
+
+    timeout: float | None = None
+    offline: bool = False
+    force: bool = False
 
 
 def k8s_options(
@@ -58,9 +70,8 @@ def render_k8s(
     profile: Profile,
     options: K8sOptions,
     output: Path | None,
-    timeout: float | None,
-    *,
-    force: bool = False,
+    how: Bundling,
+    fmt: str = "text",
 ) -> int:
     from ..hub.deadline import Deadline
     from ..hub.patchfiles import collect_patch_files
@@ -71,7 +82,11 @@ def render_k8s(
     rendered = build(registry, profile, options)
     patches = [d.patch.id for d in rendered.plan.deliveries]
     if output is None:
-        click.echo(rendered.yaml.decode(), nl=False)
+        if fmt == "json":
+            shown = files_json({"kubernetes.yaml": rendered.yaml}, content=True)
+            echo_json({"profile": profile.id, "target": "k8s", "files": shown})
+        else:
+            click.echo(rendered.yaml.decode(), nl=False)
         if patches:
             click.echo(
                 f"note: the ConfigMaps of {len(patches)} patch(es) carry their files: "
@@ -80,10 +95,20 @@ def render_k8s(
             )
         return EXIT_OK
     owner = Owner("profile", profile.id)
-    check_output(registry.root, output, owner, force=force)  # before any download
+    check_output(registry.root, output, owner, force=how.force)  # before any download
     # Their ConfigMaps carry the files: gathered within one deadline, verified, then written.
-    collect_patch_files(registry, patches, Deadline.start(timeout))
+    collect_patch_files(registry, patches, Deadline.start(how.timeout), how.offline)
     files = k8s_bundle_files(registry, rendered)
-    write_output(registry.root, output, owner, files, force=force)
+    write_output(registry.root, output, owner, files, force=how.force)
+    if fmt == "json":
+        echo_json(
+            {
+                "profile": profile.id,
+                "target": "k8s",
+                "output": str(output),
+                "files": files_json(files),
+            }
+        )
+        return EXIT_OK
     click.echo(f"wrote {output}/ ({len(files)} files): kubectl apply -f {output}/", err=True)
     return EXIT_OK

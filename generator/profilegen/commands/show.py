@@ -10,20 +10,18 @@ from ..docs.view import model_view, profile_view
 from ..docs.yamlout import dump_yaml
 from ..errors import EXIT_OK
 from ..registry import find_profile
-from .common import Context, pass_context
+from .common import Command, Context, format_option, pass_context
 
 
-@click.command("show")
+@click.command("show", cls=Command)
 @click.argument("profile")
-@click.option(
-    "--format", "fmt", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True
-)
+@format_option("yaml", default="yaml")
 @pass_context
 def command(obj: Context, profile: str, fmt: str) -> int:
     """Show one profile fully resolved (PROFILE: id, unique prefix or upstream key).
 
     A model id shows the model instead: every fact, and the file, commit and key it was read
-    from (or that it was stated by hand).
+    from (or that it was stated by hand). The text form is the YAML document.
     """
     registry = obj.registry()
     if profile not in registry.profiles and profile in registry.models:

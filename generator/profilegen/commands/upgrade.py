@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import click
 
-from .common import FORMAT_TEXT_JSON, Context, pass_context
+from .common import Command, Context, format_option, offline_option, pass_context
 
 
-@click.command("upgrade")
+@click.command("upgrade", cls=Command, exit_1="the release would refuse a profile")
 @click.argument("engine_id")
 @click.option("--to", "version", required=True, help="The release to move to (0.33.0).")
-@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
-@click.option("--offline", is_flag=True, help="Use only releases already in the cache.")
+@format_option()
+@offline_option("use only releases already in the cache")
 @click.option("--write", is_flag=True, help="Add the new engine entry and its facts; nothing else.")
 @pass_context
 def command(

@@ -9,10 +9,15 @@ from pathlib import Path
 import click
 
 from ..errors import EXIT_FINDINGS, EXIT_OK
-from .common import FORMAT_TEXT_JSON, Context, model_dir_option, pass_context
+from .common import Command, Context, format_option, model_dir_option, pass_context
 
 
-@click.command("verify")
+@click.command(
+    "verify",
+    cls=Command,
+    exit_1="a file is missing, truncated or corrupt (--strict: or not hash-verified), or the "
+    "host lacks something (--host)",
+)
 @click.argument("profile")
 @model_dir_option
 @click.option(
@@ -23,7 +28,7 @@ from .common import FORMAT_TEXT_JSON, Context, model_dir_option, pass_context
     "for what fit predicts, the host paths the compose mounts.",
 )
 @click.option("--strict", is_flag=True, help="Fail on any file proved by size only, not by sha256.")
-@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@format_option()
 @pass_context
 def command(obj: Context, profile: str, model_dir: Path, host: bool, strict: bool, fmt: str) -> int:
     """Check PROFILE's files in MODEL_DIR against the lock: every shard, size and sha256.

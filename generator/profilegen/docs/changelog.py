@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import asdict, dataclass
+from typing import Any
+
 import click
 
 from ..model import Profile
@@ -51,50 +55,89 @@ def _measured(ev: Evidence) -> list[str]:
     return lines
 
 
-def changelog_entry(registry: Registry, p: Profile) -> str:
-    """Markdown in the Keep-a-Changelog shape; facts only, the author adds the story."""
+@dataclass(frozen=True)
+class Item:
+    """One bullet of an entry (`Engine: ...`), with the bullets under it."""
+
+    label: str
+    text: str
+    under: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A CHANGELOG entry: the facts of a profile, as bullets."""
+
+    profile: str
+    name: str
+    status: str
+    title: str
+    items: tuple[Item, ...]
+
+    def markdown(self) -> str:
+        """Markdown in the Keep-a-Changelog shape; facts only, the author adds the story."""
+        out = ["### Added", "", f"- **`{self.name}`** ({self.status}): {self.title}"]
+        for item in self.items:
+            out.append(f"  - {item.label}: {item.text}" if item.text else f"  - {item.label}:")
+            out.extend(f"    - {line}" for line in item.under)
+        return "\n".join(out) + "\n"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "section": "Added",
+            "profile": self.profile,
+            "name": self.name,
+            "status": self.status,
+            "title": self.title,
+            "items": [asdict(i) for i in self.items],
+            "markdown": self.markdown(),
+        }
+
+
+def changelog_entry(registry: Registry, p: Profile) -> Entry:
+    """The entry for `p`: where it is, what it runs, and what was measured."""
     engine = registry.engines[p.engine]
     model = registry.models[p.model]
-    rig = registry.rigs[p.rig]
-    name = p.upstream_key or p.id
-    out = [
-        "### Added",
-        "",
-        f"- **`{name}`** ({p.status}): {p.title}",
-        f"  - Profile: `registry/profiles/{p.id}.yaml`"
-        + (f", extends `{p.extends}`" if p.extends else "")
-        + f"; port {p.port}",
-        f"  - Engine: {engine.name}, image `{engine.image_ref}`",
-        f"  - Weights: {model.name} `{p.weights}`: {_artifact(model.artifacts[p.weights])}",
+    extends = f", extends `{p.extends}`" if p.extends else ""
+    items = [
+        Item("Profile", f"`registry/profiles/{p.id}.yaml`{extends}; port {p.port}"),
+        Item("Engine", f"{engine.name}, image `{engine.image_ref}`"),
+        Item("Weights", f"{model.name} `{p.weights}`: {_artifact(model.artifacts[p.weights])}"),
     ]
     if p.mmproj:
-        out.append(f"  - Projector: `{p.mmproj}`: {_artifact(model.artifacts[p.mmproj])}")
+        items.append(Item("Projector", f"`{p.mmproj}`: {_artifact(model.artifacts[p.mmproj])}"))
     if p.drafter:
         drafter = registry.drafters[p.drafter.id]
         source = _artifact(drafter.artifact) if drafter.artifact else "built into the model"
-        out.append(
-            f"  - Drafter: {drafter.name} ({drafter.method}, SPEC_N={p.drafter.width}): {source}"
-        )
-    env = p.envelope
-    out.append(f"  - Envelope: {envelope_text(env, backend=True)}; rig {rig.name}")
-    out.append(
-        "  - Patches: " + (" -> ".join(f"`{x}`" for x in p.patches) if p.patches else "none")
-    )
+        method = f"{drafter.method}, SPEC_N={p.drafter.width}"
+        items.append(Item("Drafter", f"{drafter.name} ({method}): {source}"))
+    rig = registry.rigs[p.rig].name
+    items.append(Item("Envelope", f"{envelope_text(p.envelope, backend=True)}; rig {rig}"))
+    patches = " -> ".join(f"`{x}`" for x in p.patches) if p.patches else "none"
+    items += [Item("Patches", patches), _measured_item(p)]
+    items += [Item("Caveat", caveat) for caveat in p.caveats]
+    if p.siblings:
+        items.append(Item("Siblings", ", ".join(f"`{s}`" for s in p.siblings)))
+    return Entry(p.id, p.upstream_key or p.id, p.status, p.title, tuple(items))
+
+
+def _measured_item(p: Profile) -> Item:
     ev = newest_evidence(p)
     if ev is None:
-        out.append("  - Measured: no evidence recorded yet")
+        return Item("Measured", "no evidence recorded yet")
+    settings = settings_text(ev)
+    where = f"{ev.date} on {ev.rig}" + (f", with {settings}" if settings else "")
+    return Item(
+        f"Measured ({where}; {ev.source})",
+        "",
+        tuple(_measured(ev) or ["no figures in this record"]),
+    )
+
+
+def run_changelog(registry: Registry, name: str, fmt: str = "text") -> int:
+    entry = changelog_entry(registry, find_profile(registry, name))
+    if fmt == "json":
+        click.echo(json.dumps(entry.as_json(), indent=2))
     else:
-        settings = settings_text(ev)
-        where = f"{ev.date} on {ev.rig}" + (f", with {settings}" if settings else "")
-        out.append(f"  - Measured ({where}; {ev.source}):")
-        out.extend(f"    - {line}" for line in _measured(ev) or ["no figures in this record"])
-    for caveat in p.caveats:
-        out.append(f"  - Caveat: {caveat}")
-    if p.siblings:
-        out.append("  - Siblings: " + ", ".join(f"`{s}`" for s in p.siblings))
-    return "\n".join(out) + "\n"
-
-
-def run_changelog(registry: Registry, name: str) -> int:
-    click.echo(changelog_entry(registry, find_profile(registry, name)), nl=False)
+        click.echo(entry.markdown(), nl=False)
     return 0

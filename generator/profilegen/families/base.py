@@ -63,7 +63,7 @@ class Family:
     multinode: str | None = None
     # runtime: fields (model/runtime.py) that only this family reads.
     runtime_options: frozenset[str] = field(default_factory=frozenset)
-    # Text only this family's boot log holds (how `fit --from-log` tells logs apart).
+    # Text only this family's boot log holds (how `fit log` tells logs apart).
     log_markers: tuple[str, ...] = ()
     # drafter: placement fields only this family reads.
     drafter_options: frozenset[str] = field(default_factory=frozenset)

@@ -2,7 +2,7 @@
 
 A record that a constant was fitted to (`fitted:`) is reported as `fitted`, never as a
 prediction. `refit` fits each constant again from the records that name it (holding the
-others), so `fit --calibration` can tell a stale constant, and `leave_one_out` refits
+others), so `fit calibration` can tell a stale constant, and `leave_one_out` refits
 without each record in turn and predicts it.
 """
 
@@ -33,7 +33,7 @@ BUFFER_TERMS = {
     "compute_buffer_bytes": ("compute", 0.10),
 }
 BUFFERS_TOTAL = "buffers_total_bytes"
-# `fit --from-log` term names -> tolerance (the same terms, as a log fit names them).
+# `fit log` term names -> tolerance (the same terms, as a log fit names them).
 _TERM_NAMES = {
     "model buffers (GPU)": 0.02,
     "model buffers (host)": 0.02,

@@ -354,7 +354,7 @@ def evidence_record(
     }
     if fit.engine != fit.profile_engine:
         record["engine"] = fit.engine
-    record["source"] = f"boot log {source.name} (profilegen fit --from-log)"
+    record["source"] = f"boot log {source.name} (profilegen fit log)"
     if log.version:
         record["summary"] = f"{log.engine} {log.version}"
     if fit.settings:

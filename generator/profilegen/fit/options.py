@@ -9,6 +9,22 @@ from . import formulas as fm
 
 # Options that are not what-ifs on the envelope.
 _NOT_WHAT_IF = {"profile", "fmt", "calibration", "leave_one_out", "constants", "from_log", "record"}
+# The settings a fit can vary (their canonical path, model/vocabulary.py) -> the option field.
+WHAT_IF_SETTINGS = {
+    "envelope.tp": "tp",
+    "envelope.gpu_memory_utilization": "gpu_util",
+    "envelope.kv_cache_dtype": "kv_dtype",
+    "envelope.max_model_len": "max_model_len",
+    "envelope.max_num_seqs": "max_num_seqs",
+    "envelope.max_num_batched_tokens": "max_num_batched_tokens",
+    "envelope.kv_cache_memory": "kv_cache_memory",
+    "envelope.ubatch_size": "ubatch_size",
+    "envelope.prefix_caching": "prefix_caching",
+    "envelope.mamba_cache_mode": "mamba_cache_mode",
+    "envelope.cudagraph_max_capture": "cudagraph_max_capture",
+    "envelope.enforce_eager": "enforce_eager",
+    "drafter.width": "spec_n",
+}
 
 
 @dataclass(frozen=True)

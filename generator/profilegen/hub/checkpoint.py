@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from huggingface_hub import get_session, hf_hub_url, hf_raise_for_status
+from huggingface_hub import get_session, hf_hub_url, hf_raise_for_status, snapshot_download
+from huggingface_hub.errors import LocalEntryNotFoundError
 from huggingface_hub.utils import _headers
 
-from ..errors import NetworkError, ProfilegenError, UsageError
+from ..errors import EXIT_USAGE, NetworkError, ProfilegenError, UsageError
 from ..registry.files import NotRegular, file_kind, read_regular
 from .client import _GaveUp, _Hub, _require_online
 from .deadline import Deadline, bounded
@@ -31,7 +33,9 @@ COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 
 class CheckpointError(ProfilegenError):
-    """A checkpoint file is missing, too large or not what its name says."""
+    """A checkpoint file is missing, too large or not what its name says: bad input, exit 2."""
+
+    exit_code = EXIT_USAGE
 
 
 @dataclass(frozen=True)
@@ -307,3 +311,31 @@ def open_local(folder: Path, repo: str, revision: str | None) -> LocalCheckpoint
             "40-hex commit they were downloaded at (the Hub page's 'Files' tab shows it)"
         )
     return LocalCheckpoint(folder, repo, commit, _local_files(folder))
+
+
+def hf_cache() -> Path:
+    """The Hugging Face cache as huggingface_hub finds it now (HF_HUB_CACHE, else HF_HOME/hub)."""
+    explicit = os.environ.get("HF_HUB_CACHE")
+    if explicit:
+        return Path(explicit).expanduser()
+    home = (
+        os.environ.get("HF_HOME")
+        or Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache") / "huggingface"
+    )
+    return Path(home).expanduser() / "hub"
+
+
+def open_cached(repo: str, revision: str | None) -> LocalCheckpoint:
+    """The copy of `repo` at `revision` (default: main) that the Hugging Face cache holds,
+    read without the network."""
+    cache = hf_cache()
+    try:
+        folder = snapshot_download(repo, revision=revision, cache_dir=cache, local_files_only=True)
+    except (LocalEntryNotFoundError, OSError):
+        raise UsageError(
+            f"{repo}: the Hugging Face cache ({cache}) has no copy at {revision or 'main'}; "
+            "offline, `model add` reads only that cache (or --from-dir DIR)"
+        ) from None
+    return open_local(
+        Path(folder), repo, revision if revision and COMMIT.fullmatch(revision) else None
+    )

@@ -32,6 +32,7 @@ class FetchOptions:
     dry_run: bool = False
     fmt: str = "text"
     timeout: float | None = None  # the deadline for talking to the Hub (and a stall's length)
+    offline: bool = False  # --offline: verify what is there, download nothing
 
 
 @dataclass(frozen=True)
@@ -198,20 +199,22 @@ def _print_plan(obj: dict[str, Any]) -> None:
 
 
 def _verify_offline(need: Need, record: Record) -> tuple[dict[str, Any], list[str]]:
-    """HF_HUB_OFFLINE: nothing can be downloaded, so only check what is already there."""
+    """Offline (--offline, HF_HUB_OFFLINE): nothing can be downloaded, so only check what is
+    already there."""
     if need.locked is not None:
         problems = verify_local(need, record)
         missing = [p for p in problems if p.endswith(": missing")]
         if missing:
             problems.append(
-                f"{need.key}: HF_HUB_OFFLINE is set, so missing files cannot be downloaded"
+                f"{need.key}: offline (--offline or HF_HUB_OFFLINE), so missing files cannot be "
+                "downloaded"
             )
         return _result_object(need, need.revision, list(need.files), [], "sha256"), problems
     paths = [need.target / p for p in need.artifact.files]
     absent = [p for p in paths if not p.is_file()]
     if not need.artifact.files and not (need.target.is_dir() and any(need.target.iterdir())):
         absent = [need.target]
-    problems = [f"{p}: missing (HF_HUB_OFFLINE is set, so it cannot be downloaded)" for p in absent]
+    problems = [f"{p}: missing (offline, so it cannot be downloaded)" for p in absent]
     # Without a resolved lock entry there is no sha256: the declared size is what is left.
     problems = problems or _declared(need)
     return _result_object(need, need.revision, list(need.files), [], "declared size"), problems
@@ -271,7 +274,7 @@ def _result_object(
 def run_fetch(registry: Registry, opts: FetchOptions) -> int:
     profile = find_profile(registry, opts.profile)
     wanted = needs(registry, profile, opts.model_dir)
-    is_offline = offline()
+    is_offline = opts.offline or offline()
     objects: list[dict[str, Any]] = []
     problems: list[str] = []
     if opts.dry_run:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 
 import click
 
@@ -98,13 +99,24 @@ def online_findings(registry: Registry, deadline: Deadline) -> list[Finding]:
     return findings
 
 
-def run_lock(registry: Registry, *, offline_only: bool, timeout: float | None = None) -> int:
+@dataclass(frozen=True)
+class Locked:
+    """What `lock` wrote: how many artifacts (resolved on the Hub) and remote patch files."""
+
+    artifacts: int
+    resolved: int
+    patch_files: int
+    offline: bool
+
+
+def run_lock(registry: Registry, *, offline_only: bool, timeout: float | None = None) -> Locked:
     """Rewrites the lock file; resolves on the Hub unless offline (then keeps what is known)."""
     uses = artifact_uses(registry)
     previous = read_lock(registry.root) or Lock()
     lock = Lock(patches=patch_entries(registry))
     problems: list[str] = []
-    if offline_only or offline():
+    stay_offline = offline_only or offline()
+    if stay_offline:
         for use in uses:
             old = previous.artifacts.get(use.key)
             keep = old is not None and old.get("resolved") and entry_matches(use, old)
@@ -123,9 +135,4 @@ def run_lock(registry: Registry, *, offline_only: bool, timeout: float | None = 
         raise ProfilegenError("lock not written:\n" + "\n".join(f"  {m}" for m in problems))
     write_atomic(registry.root / LOCK_NAME, lock.to_bytes())
     resolved = sum(1 for e in lock.artifacts.values() if e.get("resolved"))
-    click.echo(
-        f"wrote {LOCK_NAME}: {len(lock.artifacts)} artifacts ({resolved} resolved on the Hub), "
-        f"{len(lock.patches)} remote patch files",
-        err=True,
-    )
-    return 0
+    return Locked(len(lock.artifacts), resolved, len(lock.patches), stay_offline)

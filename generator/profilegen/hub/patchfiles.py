@@ -181,12 +181,16 @@ def _fetch_all(jobs: list[Job], deadline: Deadline) -> list[bytes | Missing]:
 
 
 def collect_patch_files(
-    registry: Registry, patch_ids: list[str], deadline: Deadline | None = None
+    registry: Registry,
+    patch_ids: list[str],
+    deadline: Deadline | None = None,
+    offline: bool = False,
 ) -> dict[str, bytes]:
     """`patches/<id>/<path>` -> bytes for every file, or one error naming all missing files.
 
     Vendored files are read from the registry, remote ones from the cache; the rest are
-    downloaded in parallel within one deadline (`deadline`, else a fresh default one).
+    downloaded in parallel within one deadline (`deadline`, else a fresh default one), unless
+    `offline` (or PROFILEGEN_OFFLINE / HF_HUB_OFFLINE) says no.
     """
     jobs = [(registry.patches[i], f) for i in patch_ids for f in registry.patches[i].source.files]
     found: list[bytes | Missing | None] = []
@@ -195,7 +199,7 @@ def collect_patch_files(
             found.append(_vendored(registry, patch, file))
         elif (cached := _read_cached(file)) is not None:
             found.append(cached)
-        elif offline_mode():
+        elif offline or offline_mode():
             reason = "not in the cache (offline)"
             found.append(Missing(patch.id, file.path, file.sha256, patch.source.url(file), reason))
         else:
@@ -224,14 +228,26 @@ def pinned_files(registry: Registry) -> dict[str, list[tuple[str, PatchFile]]]:
     return pins
 
 
-def cache_add(registry: Registry, paths: list[Path]) -> list[str]:
-    """Copies files into the cache when their sha256 is pinned; returns one line per file.
+@dataclass(frozen=True)
+class Cached:
+    """A file `cache add` took: its sha256 and the patch files (`patch/path`) it is."""
+
+    path: Path
+    sha256: str
+    owners: tuple[str, ...]
+
+    def line(self) -> str:
+        return f"cached {self.path} as {', '.join(self.owners)}"
+
+
+def cache_add(registry: Registry, paths: list[Path]) -> list[Cached]:
+    """Copies files into the cache when their sha256 is pinned; returns one entry per file.
 
     Each is read with the bounded, non-blocking reader: a FIFO or a device is refused, not
     waited on, and no more is read than the largest pinned file."""
     pins = pinned_files(registry)
     limit = max((f.size for owners in pins.values() for _p, f in owners), default=0)
-    lines: list[str] = []
+    cached: list[Cached] = []
     rejected: list[str] = []
     for path in paths:
         try:
@@ -256,8 +272,7 @@ def cache_add(registry: Registry, paths: list[Path]) -> list[str]:
         target = blob_path(digest)
         if not target.is_file():
             write_atomic(target, content)
-        names = ", ".join(f"{p}/{f.path}" for p, f in owners)
-        lines.append(f"cached {path} as {names}")
+        cached.append(Cached(path, digest, tuple(f"{p}/{f.path}" for p, f in owners)))
     if rejected:
-        raise ProfilegenError("\n".join([*lines, *rejected]))
-    return lines
+        raise ProfilegenError("\n".join([*(c.line() for c in cached), *rejected]))
+    return cached

@@ -151,7 +151,7 @@ class Evidence(Strict):
     # A boot of random weights at the model's shape (bench/gpu): evidence for fit's memory
     # model only, never shown as the profile's own measurement (headers, benchmark pages).
     synthetic: bool = False
-    # Fit constants fitted to this record (`profilegen fit --calibration` lists them): it is
+    # Fit constants fitted to this record (`profilegen fit calibration` lists them): it is
     # reported as `fitted`, never as a prediction.
     fitted: list[Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,63}$")]] = Field(
         default_factory=list

@@ -2,7 +2,7 @@
 
 Every value here stands for one engine mechanism the registry's facts cannot give (a
 runtime's own buffers, allocator slack): never a model or a profile. Each is fitted to the
-evidence records that name it in `fitted:` (`profilegen fit --calibration` refits it from
+evidence records that name it in `fitted:` (`profilegen fit calibration` refits it from
 them, reports those records as `fitted` rather than as predictions, and checks the value
 below still matches; `--leave-one-out` refits without each record and predicts it).
 """
