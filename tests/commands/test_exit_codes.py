@@ -36,6 +36,7 @@ BAD_VALUES = {
     "gpus": (["--format", "github"], "Invalid value for '--format': 'github' is not one of"),
     "import club3090": (["/nonexistent"], "error: /nonexistent: no such folder"),
     "list": (["--status", "nope"], "Invalid value for '--status': 'nope' is not one of"),
+    "init": (["--rig", "3x9999"], "error: --rig '3x9999': no GPU '9999' (GPUs: 3090, 3090ti,"),
     "lock": (["--timeout", "abc"], "error: --timeout must be a number of seconds"),
     "model add": (
         ["lab/x", "--from-dir", str(ROOT / "schema"), "--revision", COMMIT],
