@@ -342,12 +342,13 @@ def test_an_existing_model_is_refused(hub: FakeHub, invoke: Invoke) -> None:
 def test_offline_from_a_local_folder_pins_the_recorded_commit(
     repo: Path, invoke: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """CONTRIBUTING's offline example: the checkpoint's small files copied into a folder."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     commit = "0123456789abcdef0123456789abcdef01234567"
     folder = tmp_path / "hub" / "models--lab--Dense-7B" / "snapshots" / commit
     folder.mkdir(parents=True)
-    for name, content in ck.config_files(ck.DENSE).items():
-        (folder / name).write_bytes(content)
+    for name in ("config.json", "generation_config.json"):
+        (folder / name).write_bytes(ck.config_files(ck.DENSE)[name])
     run = invoke("model", "add", "lab/Dense-7B", "--from-dir", str(folder))
     assert run.code == 0, run.text
     assert (
@@ -358,6 +359,21 @@ def test_offline_from_a_local_folder_pins_the_recorded_commit(
     )
     assert model.artifacts["bf16"].revision == commit
     assert model.provenance.sources["config"].revision == commit
+    # No weights in the folder: their size is the parameter count config.json implies at
+    # bf16's 2 bytes, and the file says it is an estimate (never the folder's few bytes).
+    embedding, rest = ck.parameters(ck.DENSE)
+    assert (embedding + rest) * 2 == 16_059_990_016
+    size = model.artifacts["bf16"].size
+    assert size is not None and (size.value, size.unit) == (16.06, "GB")
+    how = "8.03B parameters implied by config.json x 2 bytes (torch_dtype bfloat16)"
+    found = model.provenance.facts["artifacts.bf16.size"]
+    assert not isinstance(found, str) and (found.source, found.estimate) == ("config", how)
+    shown = json.loads(invoke("show", "dense-7b", "--format", "json").out)
+    assert shown["provenance"]["artifacts.bf16.size"] == {
+        "value": {"value": 16.06, "unit": "GB"},
+        "read_from": f"lab/Dense-7B/config.json@{commit[:12]}",
+        "estimate": how,
+    }
     # Without the Hub and without a recorded commit, the revision must be given.
     bare = tmp_path / "bare"
     bare.mkdir()
@@ -367,6 +383,12 @@ def test_offline_from_a_local_folder_pins_the_recorded_commit(
     assert "cannot tell which commit these files are; pass --revision" in run.err
     run = invoke("model", "add", "lab/Bare-7B", "--from-dir", str(bare), "--revision", "main")
     assert run.code == 2 and "pinned by its 40-hex commit, not a branch or tag" in run.err
-    # Asking the Hub while HF_HUB_OFFLINE forbids it says what to do instead.
+    # Asking the Hub while HF_HUB_OFFLINE forbids it says how to add it without.
     run = invoke("model", "add", "lab/Bare-7B")
-    assert run.code == 2 and "use --from-dir with a local copy" in run.err
+    assert (run.code, run.err) == (
+        2,
+        "error: HF_HUB_OFFLINE is set: cannot read a checkpoint against the Hub; without the "
+        "Hub, add it from a local copy: profilegen model add lab/Bare-7B --from-dir DIR "
+        "--revision SHA (DIR holding config.json and the safetensors index, or the GGUF file; "
+        "SHA the 40-hex commit they came from)\n",
+    )

@@ -209,7 +209,7 @@ def open_remote(
     try:
         _require_online("read a checkpoint")
     except HubError as exc:
-        raise UsageError(f"{exc} (use --from-dir with a local copy of the checkpoint)") from exc
+        raise NetworkError(str(exc)) from exc  # `model add` says how to work without it
     hub = _Hub.create(settings or HubSettings(), deadline)
     info = _call(
         hub,
