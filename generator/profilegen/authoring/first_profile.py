@@ -22,13 +22,13 @@ from ..model import Profile
 from ..model.engine import Engine
 from ..model.model import Model
 from ..registry import Registry
+from .words import TODO_BEST_FOR
 
 CONTEXT_STEP = 1024
 SMALLEST_CONTEXT = 4096
 VLLM_UTIL = 0.9
 PORT_NEAR = 8000
 TODO_TITLE = "TODO: one line saying what this profile is for"
-TODO_BEST_FOR = "TODO: who should pick it, and over which sibling"
 
 
 @dataclass(frozen=True)
