@@ -12,6 +12,7 @@ profile of the model until `profilegen lock` reads the size on the Hub.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,7 +65,7 @@ def _from_index(checkpoint: Checkpoint, facts: Facts, path: str) -> Sizing | Non
         total = int(total)
     if not isinstance(total, int) or isinstance(total, bool) or not 0 < total <= MAX_WEIGHTS:
         raise CheckpointError(
-            f"{checkpoint.where}: {name}: metadata.total_size is {total!r}, expected a "
+            f"{checkpoint.where}: {name}: metadata.total_size is {total!r:.40}, expected a "
             f"number of bytes from 1 to {MAX_WEIGHTS:,}"
         )
     facts.attribute(path, _source(checkpoint, "index", name), "metadata.total_size")
@@ -73,10 +74,7 @@ def _from_index(checkpoint: Checkpoint, facts: Facts, path: str) -> Sizing | Non
 
 def _incomplete(names: list[str]) -> str | None:
     """Why the split safetensors files cannot size the weights (a shard is missing)."""
-    sets: dict[tuple[str, str], int] = {}
-    for name in names:
-        if (m := SHARD.match(name)) is not None:
-            sets[m.group("stem"), m.group("of")] = sets.get((m.group("stem"), m.group("of")), 0) + 1
+    sets = Counter((m["stem"], m["of"]) for m in map(SHARD.match, names) if m is not None)
     for (stem, of), present in sorted(sets.items()):
         if present != int(of):
             return f"{stem} is split into {int(of)} safetensors files, the folder holds {present}"
