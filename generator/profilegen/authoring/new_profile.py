@@ -230,9 +230,9 @@ def build_document(registry: Registry, opts: NewOptions) -> tuple[str, str]:
     doc["port"] = free_port(used, _sibling_port(registry, raw, sibling))
     if sibling in registry.profiles:  # an abstract base is no sibling a user could pick
         doc["siblings"] = _flow([sibling])
-    doc["best_for"] = TODO_BEST_FOR
     for parts, value in sets:
         _assign(doc, parts, value)
+    doc.setdefault("best_for", TODO_BEST_FOR)  # in the profile's own words, below
     doc.yaml_set_start_comment(
         f"{MODELINE}\n"
         f"Created by `profilegen new --from {sibling}`: everything not stated here is inherited.\n"
