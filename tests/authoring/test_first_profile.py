@@ -84,12 +84,13 @@ def test_a_new_gguf_model_reaches_a_green_check_in_five_steps(
         todo.out.splitlines()[-1],
     ]
 
-    # 3. The one hand edit.
+    # 3. The one hand edit. The TODO title already says the profile's facts, in its own words.
     path = repo / PROFILE
     text = path.read_text()
+    todo_title = "title: 'TODO: Tiny Llama 8B Instruct Q4_K_M, q8_0 KV, on 1x3090, 128K'"
+    assert text.splitlines()[9] == todo_title
     text = text.replace(
-        "title: 'TODO: one line saying what this profile is for'",
-        "title: Tiny Llama 8B Q4_K_M on one 3090, full 128K context",
+        todo_title, "title: Tiny Llama 8B Q4_K_M on one 3090, full 128K context"
     ).replace(
         "best_for: 'TODO: who should pick it, and over which sibling'",
         "best_for: a small general model with the whole context on one card",

@@ -344,12 +344,13 @@ def test_an_existing_model_is_refused(hub: FakeHub, invoke: Invoke) -> None:
 def test_offline_from_a_local_folder_pins_the_recorded_commit(
     repo: Path, invoke: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """CONTRIBUTING's offline example: the checkpoint's small files copied into a folder."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     commit = "0123456789abcdef0123456789abcdef01234567"
     folder = tmp_path / "hub" / "models--lab--Dense-7B" / "snapshots" / commit
     folder.mkdir(parents=True)
-    for name, content in ck.config_files(ck.DENSE).items():
-        (folder / name).write_bytes(content)
+    for name in ("config.json", "generation_config.json"):
+        (folder / name).write_bytes(ck.config_files(ck.DENSE)[name])
     run = invoke("model", "add", "lab/Dense-7B", "--from-dir", str(folder))
     assert run.code == 0, run.text
     assert (
@@ -360,6 +361,21 @@ def test_offline_from_a_local_folder_pins_the_recorded_commit(
     )
     assert model.artifacts["bf16"].revision == commit
     assert model.provenance.sources["config"].revision == commit
+    # No weights in the folder: their size is the parameter count config.json implies at
+    # bf16's 2 bytes, and the file says it is an estimate (never the folder's few bytes).
+    embedding, rest = ck.parameters(ck.DENSE)
+    assert (embedding + rest) * 2 == 16_059_990_016
+    size = model.artifacts["bf16"].size
+    assert size is not None and (size.value, size.unit) == (16.06, "GB")
+    how = "8.03B parameters implied by config.json x 2 bytes (torch_dtype bfloat16)"
+    found = model.provenance.facts["artifacts.bf16.size"]
+    assert not isinstance(found, str) and (found.source, found.estimate) == ("config", how)
+    shown = json.loads(invoke("show", "dense-7b", "--format", "json").out)
+    assert shown["provenance"]["artifacts.bf16.size"] == {
+        "value": {"value": 16.06, "unit": "GB"},
+        "read_from": f"lab/Dense-7B/config.json@{commit[:12]}",
+        "estimate": how,
+    }
     # Without the Hub and without a recorded commit, the revision must be given.
     bare = tmp_path / "bare"
     bare.mkdir()

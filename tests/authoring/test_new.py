@@ -70,6 +70,41 @@ def test_new_applies_dotted_overrides_as_typed_values(repo: Path, invoke: Invoke
     assert data["best_for"] == "a test: with a colon"
 
 
+def test_the_new_profiles_words_come_from_its_own_facts(repo: Path, invoke: Invoke) -> None:
+    """The sibling's title ("... DFlash2 n=7, bf16 KV, TP2, 200K") and best_for are not
+    copied: the TODO lines say what the new profile resolves to, and what sets it apart."""
+    run = invoke(
+        "new", NEW, "--from", SIBLING,
+        "--set", "drafter.width=5", "--set", "envelope.max_model_len=131072",
+    )  # fmt: skip
+    assert run.code == 0, run.text
+    lines = new_file(repo).read_text().splitlines()
+    assert lines[5] == (
+        "title: 'TODO: Qwen3.8-27B INT4 AutoRound + DFlash n=5, bf16 KV, TP2 on 2x3090-pcie, 128K'"
+    )
+    assert lines[-1] == (
+        f"best_for: 'TODO: who should pick it over {SIBLING} (DFlash n=5, not n=7; 128K "
+        "context, not 200K)'"
+    )
+    registry = open_registry(repo)
+    profile, sibling = registry.profiles[NEW], registry.profiles[SIBLING]
+    assert sibling.title == "Qwen3.8-27B INT4 AutoRound + DFlash2 n=7, bf16 KV, TP2, 200K"
+    assert sibling.best_for and sibling.best_for not in (profile.best_for or "")
+    assert "n=7" not in profile.title and "200K" not in profile.title
+    # Nothing stated of its own: the best_for placeholder says so.
+    other = invoke("new", "qwen38-27b-dual-copy", "--from", SIBLING)
+    assert other.code == 0, other.text
+    copy = open_registry(repo).profiles["qwen38-27b-dual-copy"]
+    assert (
+        copy.title
+        == "TODO: Qwen3.8-27B INT4 AutoRound + DFlash n=7, bf16 KV, TP2 on 2x3090-pcie, 200K"
+    )
+    assert (
+        copy.best_for
+        == f"TODO: who should pick it over {SIBLING} (it states no fact of its own yet)"
+    )
+
+
 def test_check_names_the_missing_output_until_render_all(repo: Path, invoke: Invoke) -> None:
     assert invoke("new", NEW, "--from", SIBLING).code == 0
 
@@ -85,13 +120,15 @@ def test_check_names_the_missing_output_until_render_all(repo: Path, invoke: Inv
     assert f"wrote compose/{NEW}/compose.yaml" in rendered.out
     assert "wrote docs/CATALOG.md" in rendered.out
 
-    # The TODO title `new` wrote fails the check until it says what the profile is.
+    # The TODO title and best_for `new` wrote fail the check until they say what it is.
     todo = invoke("check", "--quiet")
     assert todo.code == 1
     assert f"registry/profiles/{NEW}.yaml:6: error: [placeholder] title is still a TODO" in todo.out
+    assert f"{NEW}.yaml:10: error: [placeholder] best_for is still a TODO" in todo.out
     path = new_file(repo)
     lines = path.read_text().splitlines()
     lines[5] = "title: Qwen3.8 27B dual, a test of the pull request"
+    lines[9] = "best_for: trying the pull request"
     path.write_text("\n".join(lines) + "\n")
     assert invoke("render", "--all").code == 0
 
@@ -173,4 +210,6 @@ def test_new_from_an_abstract_base_lists_no_sibling(repo: Path, invoke: Invoke) 
     registry = open_registry(repo)
     profile = registry.profiles[NEW]
     assert profile.siblings == []  # an abstract base is not a profile a user can pick
+    assert profile.title == ("TODO: Qwen3.8-27B INT4 AutoRound, TP2 on 2x3090-pcie, 128K")
+    assert profile.best_for == "TODO: who should pick it, and over which sibling"
     assert profile.port not in {p.port for i, p in registry.profiles.items() if i != NEW}

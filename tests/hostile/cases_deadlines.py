@@ -79,7 +79,8 @@ def deadline_cases() -> list[Case]:
             code=2,
             says=(
                 "error: reading example/Tiny-7B on the Hub did not finish within 0.5 s (raise it "
-                "with --timeout or PROFILEGEN_NETWORK_TIMEOUT)",
+                "with --timeout or PROFILEGEN_NETWORK_TIMEOUT); without the Hub, add it from a "
+                "local copy: profilegen model add example/Tiny-7B --from-dir DIR --revision SHA",
             ),
         ),
         Case(

@@ -98,6 +98,27 @@ def model_add(repo: str = "lab/Tiny-7B") -> tuple[str, ...]:
     return ("model", "add", repo, "--from-dir", "{root}/../ckpt", "--revision", COMMIT, "--dry-run")
 
 
+TINY_CONFIG = json.dumps(
+    {
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_attention_heads": 4,
+        "num_hidden_layers": 2,
+        "max_position_embeddings": 128,
+        "vocab_size": 100,
+        "torch_dtype": "bfloat16",
+    }
+).encode()
+
+
+def safetensors(header: object) -> bytes:
+    """A safetensors file's first bytes: the header's length, then the JSON header."""
+    text = json.dumps(header).encode()
+    return struct.pack("<Q", len(text)) + text
+
+
 def gguf_strings(count: int) -> tuple[bytes, int]:
     """A GGUF header of one array of `count` empty strings (the sparse rest is zeros)."""
     key = b"tokenizer.ggml.tokens"
@@ -360,6 +381,67 @@ def checkpoint_cases() -> list[Case]:
                 "records (at 30,000,000 strings); no model's header has that many, so it is not read",
             ),
             code=2,
+        ),
+        Case(
+            "safetensors-header-length-of-2-to-the-64-less-1",
+            setup=(
+                checkpoint("config.json", TINY_CONFIG),
+                checkpoint("model.safetensors", b"\xff" * 8 + b"{}"),
+            ),
+            args=model_add(),
+            says=(
+                "error: {root}/../ckpt: model.safetensors: its first 8 bytes give a header of "
+                "18,446,744,073,709,551,615 bytes; a safetensors header holds 2 to 100,000,000: "
+                "it is not a safetensors file",
+            ),
+        ),
+        Case(
+            "safetensors-tensor-of-16-exbibytes",
+            setup=(
+                checkpoint("config.json", TINY_CONFIG),
+                checkpoint(
+                    "model.safetensors",
+                    safetensors(
+                        {"w": {"dtype": "F32", "shape": [2**62], "data_offsets": [0, 2**64]}}
+                    ),
+                ),
+            ),
+            args=model_add(),
+            says=(
+                "error: {root}/../ckpt: model.safetensors: its header places tensor bytes "
+                "18,446,744,073,709,551,616 bytes in; no checkpoint file holds more than "
+                "1,125,899,906,842,624",
+            ),
+        ),
+        Case(
+            "safetensors-tensor-whose-bytes-do-not-match-its-shape",
+            setup=(
+                checkpoint("config.json", TINY_CONFIG),
+                checkpoint(
+                    "model.safetensors",
+                    safetensors({"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 2**40]}}),
+                ),
+            ),
+            args=model_add(),
+            says=(
+                "error: {root}/../ckpt: model.safetensors: tensor 'w' spans 1,099,511,627,776 "
+                "bytes; F32 of shape [4] takes 16",
+            ),
+        ),
+        Case(
+            "safetensors-index-with-a-negative-total-size",
+            setup=(
+                checkpoint("config.json", TINY_CONFIG),
+                checkpoint(
+                    "model.safetensors.index.json",
+                    json.dumps({"metadata": {"total_size": -5}}).encode(),
+                ),
+            ),
+            args=model_add(),
+            says=(
+                "error: {root}/../ckpt: model.safetensors.index.json: metadata.total_size is -5, "
+                "expected a number of bytes from 1 to 1,125,899,906,842,624",
+            ),
         ),
         Case(
             "gguf-header-just-past-the-record-cap",

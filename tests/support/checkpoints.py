@@ -4,6 +4,8 @@ written with the `gguf` library (a real header, a little tensor data)."""
 from __future__ import annotations
 
 import json
+import math
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -128,6 +130,20 @@ MAMBA_HYBRID: dict[str, Any] = {
 GENERATION = {"do_sample": True, "temperature": 0.6, "top_p": 0.95, "top_k": 20}
 
 
+def parameters(c: dict[str, Any]) -> tuple[int, int]:
+    """(embedding parameters, the rest) of a dense or MoE transformer: embeddings and an
+    untied output layer; per layer q, k, v and o projections, and gate/up/down of the MLP
+    or of every expert plus the router."""
+    h, heads, kv = c["hidden_size"], c["num_attention_heads"], c["num_key_value_heads"]
+    head_dim = c.get("head_dim", h // heads)
+    attention = h * heads * head_dim + 2 * h * kv * head_dim + heads * head_dim * h
+    if "num_experts" in c:
+        ffn = 3 * h * c["num_experts"] * c["moe_intermediate_size"] + h * c["num_experts"]
+    else:
+        ffn = 3 * h * c["intermediate_size"]
+    return 2 * c["vocab_size"] * h, c["num_hidden_layers"] * (attention + ffn)
+
+
 def config_files(config: dict[str, Any], weights: int = 3000) -> dict[str, bytes]:
     """A safetensors checkpoint: config, generation config and two weight shards."""
     return {
@@ -137,6 +153,27 @@ def config_files(config: dict[str, Any], weights: int = 3000) -> dict[str, bytes
         "model-00002-of-00002.safetensors": b"\x02" * (weights // 2),
         "README.md": b"# a model\n",
     }
+
+
+# Bytes per element of the safetensors dtypes the fixtures use.
+ST_WIDTHS = {"BF16": 2, "F16": 2, "F32": 4, "I8": 1}
+
+
+def write_safetensors(path: Path, tensors: dict[str, tuple[str, list[int]]]) -> int:
+    """A safetensors file as the format lays it out: the header's length (8 bytes, little
+    endian), the JSON header (each tensor's dtype, shape and data_offsets; padded with spaces
+    to 8 bytes, as the safetensors library writes it), then the tensors' bytes (zeros).
+    Returns the file's size."""
+    header: dict[str, object] = {"__metadata__": {"format": "pt"}}
+    offset = 0
+    for name, (dtype, shape) in tensors.items():
+        size = math.prod(shape) * ST_WIDTHS[dtype]
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + size]}
+        offset += size
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    path.write_bytes(struct.pack("<Q", len(text)) + text + bytes(offset))
+    return path.stat().st_size
 
 
 def write_gguf(

@@ -43,6 +43,17 @@ class Facts:
         self.sources[source.label] = source
         self.provenance[path] = {"source": source.label, **({"key": key} if key else {})}
 
+    def attribute(
+        self, path: str, source: Source, key: str | None, estimate: str | None = None
+    ) -> None:
+        """Where a fact the draft keeps outside `values` came from (an artifact's size), and
+        how it was worked out when it is an estimate rather than a value read."""
+        self.sources[source.label] = source
+        origin: dict[str, Any] = {"source": source.label}
+        origin.update({"key": key} if key else {})
+        origin.update({"estimate": estimate} if estimate else {})
+        self.provenance[path] = origin
+
     def merge(self, other: Facts) -> None:
         """Adds facts the other source knows and this one does not (this one wins)."""
         for path, value in other.values.items():

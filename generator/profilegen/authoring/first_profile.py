@@ -15,20 +15,20 @@ from typing import Any
 
 from ..errors import ProfilegenError, UsageError, suggest
 from ..families import family, fit_model, kinds
-from ..fit.inputs import FitError
+from ..fit.inputs import FitError, weights_estimate
 from ..fit.predict import FitOptions, FitResult, fit_profile, read_lock_or_none
 from ..fit.rigs import find_registry_rig
 from ..model import Profile
 from ..model.engine import Engine
 from ..model.model import Model
 from ..registry import Registry
+from .words import TODO_BEST_FOR
 
 CONTEXT_STEP = 1024
 SMALLEST_CONTEXT = 4096
 VLLM_UTIL = 0.9
 PORT_NEAR = 8000
 TODO_TITLE = "TODO: one line saying what this profile is for"
-TODO_BEST_FOR = "TODO: who should pick it, and over which sibling"
 
 
 @dataclass(frozen=True)
@@ -246,4 +246,6 @@ def propose(
         f"max_model_len {context:,}: the largest context that fits {opts.rig} "
         f"(KV pool {result.kv_pool_tokens:,} tokens, {result.free_bytes / 2**30:.2f} GiB left on the tightest GPU)"
     )
+    estimated = weights_estimate(registry, model.id, variant, read_lock_or_none(registry))
+    reasons += [f"  {estimated}"] if estimated else []
     return Proposal(data, reasons, result)

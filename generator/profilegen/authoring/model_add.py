@@ -20,6 +20,7 @@ from .facts import DerivationError, Facts, Source
 from .ggufmeta import gguf_facts, quantization_name
 from .hfconfig import architecture_facts
 from .weights import sampling_facts, weight_facts
+from .weightsize import gguf_size, size_weights
 
 SHARD = re.compile(r"^(?P<stem>.+)-(?P<no>[0-9]{5})-of-(?P<of>[0-9]{5})\.gguf$")
 # mmproj variants in the order a projector is preferred.
@@ -45,12 +46,14 @@ class ArtifactDraft:
     files: list[CheckpointFile]  # empty: the whole repository
     facts: Facts
     kind: str = "main"
-    whole_repo_size: int | None = None
+    # The bytes where they are not the listed files' sum: a whole repository's listing, or
+    # what a local folder's index, headers or config.json say (None: unknown).
+    total: int | None = None
 
     @property
     def size(self) -> int | None:
-        if not self.files:
-            return self.whole_repo_size
+        if self.total is not None or not self.files:
+            return self.total
         sizes = [f.size for f in self.files]
         return None if None in sizes else sum(s for s in sizes if s is not None)
 
@@ -176,8 +179,12 @@ def _from_config(checkpoint: Checkpoint, opts: AddOptions, draft_id: str) -> Mod
     weights = weight_facts(config, source, "_")
     variant = opts.variant or _hf_variant(weights)
     weights = weight_facts(config, source, variant)
-    total = sum(f.size or 0 for f in checkpoint.files.values())
-    artifact = ArtifactDraft(variant, [], weights, whole_repo_size=total or None)
+    if checkpoint.from_hub:  # the whole repository, as the Hub lists it
+        total = sum(f.size or 0 for f in checkpoint.files.values()) or None
+    else:
+        sizing = size_weights(checkpoint, config, facts, weights, variant)
+        total, read, facts.notes = sizing.total, read + sizing.read, facts.notes + sizing.notes
+    artifact = ArtifactDraft(variant, [], weights, total=total)
     family = str(config.get("model_type") or "").strip()
     if family:
         facts.put("family", family.replace("_", "-").lower(), source, "model_type")
@@ -220,6 +227,12 @@ def _from_gguf(checkpoint: Checkpoint, opts: AddOptions, draft_id: str) -> Model
         )
         artifacts.append(ArtifactDraft(mm, [projector], mm_facts, kind="mmproj"))
         facts.put("architecture.vision", True, _source(checkpoint, "mmproj", projector.path), None)
+    if not checkpoint.from_hub:  # a local copy may hold only the headers: they say the size
+        for a in artifacts:
+            a.total = gguf_size(checkpoint, a.files, header)
+            label, path = ("gguf" if a.kind == "main" else a.kind), a.files[0].path
+            where = _source(checkpoint, label, path)
+            a.facts.attribute(f"artifacts.{a.variant}.size", where, "tensor_infos")
     arch = str(header.metadata.get("general.architecture"))
     facts.put("family", arch.replace("_", "-").lower(), source, "general.architecture")
     name = header.metadata.get("general.name")

@@ -12,7 +12,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from ..check.driver import rules_of_kind, run_rules
 from ..check.rules import CheckContext
-from ..errors import Finding, Location, RegistryError, Severity, UsageError
+from ..errors import Finding, Location, NetworkError, RegistryError, Severity, UsageError
 from ..hub.checkpoint import open_cached, open_local, open_remote
 from ..hub.deadline import Deadline
 from ..hub.types import ArtifactRequest, ArtifactResult, RemoteFile
@@ -112,12 +112,19 @@ def document(draft: ModelDraft) -> CommentedMap:
     provenance["facts"] = CommentedMap((k, _flow(facts[k])) for k in ordered)
     doc["provenance"] = provenance
     files = ", ".join(s.file for s in sources.values())
+    unknown = [a.variant for a in draft.artifacts if a.size is None]
     doc.yaml_set_start_comment(
         f"{MODELINE}\n"
         f"Added by `profilegen model add {draft.checkpoint.repo}` from {files} at "
         f"{draft.checkpoint.commit}.\n"
         "Facts read from the checkpoint name their source under provenance; a fact you "
         'change by hand is marked "stated" there.'
+        + (
+            f"\nThe size of {', '.join(unknown)} is unknown: fit cannot size a profile of it "
+            "until `profilegen lock` reads it on the Hub."
+            if unknown
+            else ""
+        )
     )
     return doc
 
@@ -161,12 +168,24 @@ def prove(root: Path, rel: str, text: str, lock: Lock) -> list[Finding]:
     return mine
 
 
-def _checkpoint(opts: AddOptions) -> Any:
+def offline_path(repo: str) -> str:
+    """How to add the model without the Hub, for errors that say it cannot be reached."""
+    return (
+        f"without the Hub, add it from a local copy: profilegen model add {repo} "
+        "--from-dir DIR --revision SHA (DIR holding config.json and the safetensors index, or "
+        "the GGUF file; SHA the 40-hex commit they came from)"
+    )
+
+
+def _derive(opts: AddOptions) -> ModelDraft:
     if opts.from_dir is not None:
-        return open_local(opts.from_dir, opts.repo, opts.revision)
-    if opts.offline:
-        return open_cached(opts.repo, opts.revision)
-    return open_remote(opts.repo, opts.revision, Deadline.start(opts.timeout))
+        return derive(open_local(opts.from_dir, opts.repo, opts.revision), opts)
+    if opts.offline:  # its refusal names --from-dir already
+        return derive(open_cached(opts.repo, opts.revision), opts)
+    try:
+        return derive(open_remote(opts.repo, opts.revision, Deadline.start(opts.timeout)), opts)
+    except NetworkError as exc:
+        raise NetworkError(f"{exc}; {offline_path(opts.repo)}") from exc
 
 
 @dataclass(frozen=True)
@@ -187,8 +206,7 @@ def add_model(root: Path, opts: AddOptions) -> ModelAdded:
     """Reads the checkpoint, derives the model, proves it and writes it with its lock entries."""
     check_repo(opts.repo)
     registry = open_registry(root)
-    checkpoint = _checkpoint(opts)
-    draft = derive(checkpoint, opts)
+    draft = _derive(opts)
     rel = f"registry/models/{draft.model_id}.yaml"
     if draft.model_id in registry.models or (root / rel).exists():
         raise UsageError(
@@ -244,10 +262,11 @@ def _report(
             else "declared facts only: a maintainer runs `profilegen lock` online"
         )
         click.echo(f"locked {key} in {LOCK_NAME} ({how})")
-    rigs = "RIG"
+    unsized = any(a.size is None for a in draft.artifacts if a.kind == "main")
     click.echo(
         "next:\n"
-        f"  profilegen new {draft.model_id}-mine --model {draft.model_id} --rig {rigs}"
+        + ("  profilegen lock   # online: the weights' size, which fit needs\n" if unsized else "")
+        + f"  profilegen new {draft.model_id}-mine --model {draft.model_id} --rig RIG"
         "   # a first profile, sized by fit\n"
         f"  profilegen show {draft.model_id}   # the facts and where each came from"
     )

@@ -8,19 +8,23 @@ from pathlib import Path
 from typing import Any
 
 import click
+from pydantic import ValidationError
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
 from ..check.scoped import blocking, profile_findings
 from ..errors import Finding, ProfilegenError, RegistryError, UsageError, suggest
+from ..model import Profile
 from ..model.common import ID_PATTERN
 from ..registry import Registry, open_registry
 from ..registry.yamltext import dump_document
 from ..render.targets.compose import render_profile
 from ..write import write_atomic
-from .first_profile import FirstOptions, Proposal, propose
+from . import words
+from .first_profile import TODO_TITLE, FirstOptions, Proposal, propose
 from .scratch import load_with
+from .words import TODO_BEST_FOR
 
 MODELINE = "yaml-language-server: $schema=../../schema/profile.schema.json"
 # Keys `new` owns: the id names the file and the parent is --from.
@@ -175,6 +179,8 @@ def build_first(registry: Registry, opts: NewOptions, first: FirstOptions) -> tu
     sets = parse_sets(opts.sets)
     proposal = propose(registry, opts.new_id, first, sets, _assign_plain)
     data = dict(proposal.data)
+    if not any(parts == ["title"] for parts, _v in sets):
+        data["title"] = _first_title(registry, opts.new_id, data)
     if not any(parts == ["port"] for parts, _v in sets):
         used = {p["port"] for p in raw.values() if isinstance(p.get("port"), int)}
         data["port"] = data["port"] if data["port"] not in used else free_port(used, data["port"])
@@ -194,6 +200,15 @@ def build_first(registry: Registry, opts: NewOptions, first: FirstOptions) -> tu
     return _dump(doc), proposal
 
 
+def _first_title(registry: Registry, ident: str, data: dict[str, Any]) -> str:
+    """The TODO title from the proposed facts (the generic one where they do not validate:
+    the check that follows says what is wrong)."""
+    try:
+        return f"TODO: {words.title(registry, Profile.model_validate({'id': ident, **data}))}"
+    except (ValidationError, KeyError):
+        return TODO_TITLE
+
+
 def _block(value: dict[str, Any]) -> CommentedMap:
     """A block mapping whose nested values are in flow style (`sampler: {top_k: 20}`)."""
     return CommentedMap((k, _flow(v)) for k, v in value.items())
@@ -207,25 +222,36 @@ def build_document(registry: Registry, opts: NewOptions) -> tuple[str, str]:
     sibling = _resolve_sibling(registry, raw, opts.sibling)
     sets = parse_sets(opts.sets)
     used = {p["port"] for p in raw.values() if isinstance(p.get("port"), int)}
-    title = raw[sibling].get("title")
     doc = CommentedMap()
     doc["id"] = opts.new_id
     doc["extends"] = sibling
-    doc["title"] = (
-        f"TODO: {title}" if isinstance(title, str) else f"TODO: how {opts.new_id} differs"
-    )
+    doc["title"] = TODO_TITLE  # until the profile's own facts are known, below
     doc["status"] = "incubating"
     doc["port"] = free_port(used, _sibling_port(registry, raw, sibling))
     if sibling in registry.profiles:  # an abstract base is no sibling a user could pick
         doc["siblings"] = _flow([sibling])
     for parts, value in sets:
         _assign(doc, parts, value)
+    doc.setdefault("best_for", TODO_BEST_FOR)  # in the profile's own words, below
     doc.yaml_set_start_comment(
         f"{MODELINE}\n"
         f"Created by `profilegen new --from {sibling}`: everything not stated here is inherited.\n"
         "TODO: title, best_for, caveats and an evidence record from your rig."
     )
+    _describe(registry, doc, sibling, {parts[0] for parts, _value in sets})
     return _dump(doc), sibling
+
+
+def _describe(registry: Registry, doc: CommentedMap, sibling: str, given: set[str]) -> None:
+    """The title and best_for placeholders in the new profile's own words: what it resolves
+    to (its sibling's facts with the overrides) says them, never the sibling's text."""
+    rel = f"registry/profiles/{doc['id']}.yaml"
+    resolved = load_with(registry.root, rel, _dump(doc))
+    profile = resolved.profiles[doc["id"]]
+    if "title" not in given:
+        doc["title"] = f"TODO: {words.title(resolved, profile)}"
+    if "best_for" not in given:
+        doc["best_for"] = words.best_for(resolved, profile, sibling)
 
 
 def _validate(root: Path, rel: str, text: str) -> list[Finding]:

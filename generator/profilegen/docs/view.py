@@ -68,14 +68,19 @@ def model_view(registry: Registry, model: Model) -> dict[str, Any]:
     facts = model.provenance.facts
     sources = model.provenance.sources
     shown: dict[str, Any] = {}
+    leaves = _leaves(data)
     for path, origin in facts.items():
-        value = _leaves(data).get(path, "(see the file)")
+        # A fact that is a mapping (an artifact's size) shows its parts.
+        parts = {k[len(path) + 1 :]: v for k, v in leaves.items() if k.startswith(f"{path}.")}
+        value = leaves.get(path, parts or "(see the file)")
         if isinstance(origin, FactOrigin):
             src = sources[origin.source]
             where = f"{src.repo}/{src.file}@{src.revision[:12]}"
             shown[path] = {"value": value, "read_from": where}
             if origin.key is not None:
                 shown[path]["key"] = origin.key
+            if origin.estimate is not None:
+                shown[path]["estimate"] = origin.estimate
         else:
             shown[path] = {"value": value, "stated": True}
     # Names and the artifacts' own pins (the lock vouches for those) are not checkpoint facts.

@@ -14,10 +14,10 @@ from .inputs import (
     VLLM_DEFAULT_BATCHED_TOKENS,
     VLLM_DEFAULT_UTIL,
     Target,
-    artifact_bytes,
     drafter_spec,
     gpu_spec,
     model_shape,
+    model_weights_bytes,
     patch_effects,
     tightest_card,
     unloaded_head_bytes,
@@ -88,7 +88,7 @@ def vllm_inputs(registry: Registry, t: Target, lock: Lock | None) -> fm.VllmInpu
         gpu=gpu_spec(t, card),
         tp=env.tp,
         gpu_memory_utilization=env.gpu_memory_utilization or VLLM_DEFAULT_UTIL,
-        weights_bytes=artifact_bytes(artifact, f"{model.id}/{t.weights}", lock),
+        weights_bytes=model_weights_bytes(registry, model.id, t.weights, lock),
         unloaded_weights_bytes=unloaded_head_bytes(registry, t, shape, drafter),
         max_model_len=env.max_model_len,
         max_num_seqs=env.max_num_seqs,
@@ -125,12 +125,10 @@ def llamacpp_inputs(registry: Registry, t: Target, lock: Lock | None) -> fm.Llam
     model = registry.models[t.profile.model]
     env, p = t.envelope, t.profile
     cards = 1 if env.split_mode == "none" else env.tp
-    mmproj = model.artifacts[p.mmproj] if p.mmproj and t.mmproj else None
+    mmproj = p.mmproj if t.mmproj else None
     drafter = registry.drafters[p.drafter.id] if p.drafter else None
     shape = model_shape(model.architecture, model.id)
-    weights = t.weights_bytes or artifact_bytes(
-        model.artifacts[t.weights], f"{model.id}/{t.weights}", lock
-    )
+    weights = t.weights_bytes or model_weights_bytes(registry, model.id, t.weights, lock)
     return fm.LlamaCppInputs(
         shape=shape,
         gpus=tuple(gpu_spec(t, i) for i in range(cards)),
@@ -141,7 +139,7 @@ def llamacpp_inputs(registry: Registry, t: Target, lock: Lock | None) -> fm.Llam
         n_parallel=env.max_num_seqs,
         n_ubatch=env.ubatch_size or 512,
         flash_attn=env.flash_attn is not False,
-        mmproj_bytes=artifact_bytes(mmproj, f"{model.id}/{p.mmproj}", lock) if mmproj else 0,
+        mmproj_bytes=model_weights_bytes(registry, model.id, mmproj, lock) if mmproj else 0,
         mtp_draft=bool(drafter and drafter.builtin and drafter.method == "mtp" and t.spec_n),
         spec_n=t.spec_n,
         backend=t.backend,
@@ -169,13 +167,12 @@ def sglang_inputs(registry: Registry, t: Target, lock: Lock | None) -> fm.Sglang
     drafter = registry.drafters[t.profile.drafter.id] if t.profile.drafter else None
     # EAGLE keeps one intermediate recurrent state per draft token (num_draft_tokens).
     draft_tokens = t.spec_n + 1 if drafter is not None and t.spec_n else 0
-    artifact = model.artifacts[t.weights]
     return fm.SglangInputs(
         shape=model_shape(model.architecture, model.id),
         gpu=gpu_spec(t, tightest_card(t, env.tp)),
         tp=env.tp,
         mem_fraction_static=env.gpu_memory_utilization or SGLANG_DEFAULT_FRACTION,
-        weights_bytes=artifact_bytes(artifact, f"{model.id}/{t.weights}", lock),
+        weights_bytes=model_weights_bytes(registry, model.id, t.weights, lock),
         context_length=env.max_model_len,
         max_running_requests=env.max_num_seqs,
         kv_cache_dtype=env.kv_cache_dtype or "auto",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import ProfilegenError
+from ..errors import Location, ProfilegenError
 from ..lockfile.artifacts import SIZE_TOLERANCE
 from ..lockfile.lock import Lock
 from ..model import Engine, Gpu, Profile, Rig
@@ -70,7 +70,7 @@ class Target:
     mmproj: bool = True  # the profile's vision projector is loaded
 
 
-def artifact_bytes(artifact: Artifact, key: str, lock: Lock | None) -> int:
+def _locked_total(artifact: Artifact, key: str, lock: Lock | None) -> int | None:
     """The resolved total size from the lock file when it still describes the artifact.
 
     A total far from the declared size is a lock that `check` rejects: it is not used.
@@ -86,11 +86,47 @@ def artifact_bytes(artifact: Artifact, key: str, lock: Lock | None) -> int:
         and (declared is None or abs(entry["total_size"] - declared) <= SIZE_TOLERANCE * declared)
     ):
         return int(entry["total_size"])
-    if declared is None:
+    return None
+
+
+def artifact_bytes(
+    artifact: Artifact, key: str, lock: Lock | None, where: Location | None = None
+) -> int:
+    """The lock's resolved size, else the declared one; `where` (the artifact's place in the
+    registry) names the file to fix when neither is known."""
+    locked = _locked_total(artifact, key, lock)
+    if locked is not None:
+        return locked
+    if artifact.size is None:
         raise FitError(
-            f"the size of {key} is unknown (run `profilegen lock` to read it from the Hub)"
+            f"{f'{where}: ' if where else ''}the size of {key} is unknown, so fit cannot size "
+            "its weights (run `profilegen lock` online to read it from the Hub, or state its "
+            "size there)"
         )
-    return declared
+    return artifact.size.bytes
+
+
+def model_weights_bytes(registry: Registry, model_id: str, variant: str, lock: Lock | None) -> int:
+    """The bytes of a model's artifact, as `artifact_bytes` finds them."""
+    artifact = registry.models[model_id].artifacts[variant]
+    where = registry.where("models", model_id, ("artifacts", variant))
+    return artifact_bytes(artifact, f"{model_id}/{variant}", lock, where)
+
+
+def weights_estimate(
+    registry: Registry, model_id: str, variant: str, lock: Lock | None
+) -> str | None:
+    """A note when the artifact's size fit uses is an estimate (`model add` from a folder
+    without the weights), not a size read; None when it is read or the lock resolves it."""
+    model = registry.models[model_id]
+    origin = model.provenance.facts.get(f"artifacts.{variant}.size")
+    estimate = getattr(origin, "estimate", None)
+    if estimate is None or _locked_total(model.artifacts[variant], f"{model_id}/{variant}", lock):
+        return None
+    return (
+        f"the size of {model_id}/{variant} is an estimate ({estimate}); `profilegen lock` "
+        "online reads the real one"
+    )
 
 
 def _ffn(arch: Architecture, model_id: str) -> int:
@@ -198,7 +234,9 @@ def drafter_spec(
     if kind is None:
         return None
     if d.artifact is not None:
-        weights = artifact_bytes(d.artifact, d.id, lock)
+        weights = artifact_bytes(
+            d.artifact, d.id, lock, registry.where("drafters", d.id, ("artifact",))
+        )
         factor = fm.WEIGHT_VRAM_FACTORS[weight_path(d.artifact, t.gpu)]
     else:
         # A built-in head lives inside the target artifact at the target's precision.

@@ -16,7 +16,7 @@ from ..registry import Registry
 from ..units import GIB
 from . import formulas as fm
 from .engine_inputs import llamacpp_inputs, sglang_inputs, vllm_inputs
-from .inputs import FitError, Target
+from .inputs import FitError, Target, weights_estimate
 from .options import FitResult
 
 
@@ -60,12 +60,18 @@ def _one_pool(fit: fm.VllmFit | fm.SglangFit, tp: int) -> dict[str, int]:
 def predict(registry: Registry, t: Target, lock: Lock | None = None) -> FitResult:
     try:
         if fit_model(t.engine) == "pool":
-            return _predict_vllm(registry, t, lock)
-        if fit_model(t.engine) == "static-fraction":
-            return _predict_sglang(registry, t, lock)
-        return _predict_llamacpp(registry, t, lock)
+            result = _predict_vllm(registry, t, lock)
+        elif fit_model(t.engine) == "static-fraction":
+            result = _predict_sglang(registry, t, lock)
+        else:
+            result = _predict_llamacpp(registry, t, lock)
     except ValueError as exc:  # fitmath rejects a dtype or shape the registry holds
         raise FitError(f"{t.profile.id}: {exc}") from exc
+    estimated = (
+        None if t.weights_bytes else weights_estimate(registry, t.profile.model, t.weights, lock)
+    )
+    result.notes.extend([estimated] if estimated else [])
+    return result
 
 
 def _accounting_note(inputs: fm.VllmInputs) -> list[str]:

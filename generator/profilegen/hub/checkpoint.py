@@ -30,6 +30,8 @@ from .types import NETWORK_CODES, ArtifactRequest, HubError, HubSettings
 # config.json of the largest models is a few hundred kB; anything past this is not a config.
 JSON_LIMIT = 4 * 2**20
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
+# Bytes of weights no checkpoint comes near (a pebibyte): a header or index saying more lies.
+MAX_WEIGHTS = 2**50
 
 
 class CheckpointError(ProfilegenError):
@@ -52,22 +54,29 @@ class Checkpoint(Protocol):
     commit: str
     files: dict[str, CheckpointFile]
     gated: bool
-    # Where the files were read from, for messages: `repo@commit` or a folder.
-    where: str
     # True when files and sizes are the Hub's own listing (a lock entry can be resolved).
     from_hub: bool
+
+    @property
+    def where(self) -> str:
+        """Where the files were read from, for messages: `repo@commit` or a folder."""
+        ...
 
     def read(self, path: str, limit: int = JSON_LIMIT) -> bytes | None: ...
 
     def read_range(self, path: str, start: int, end: int) -> bytes: ...
 
 
-def read_json(checkpoint: Checkpoint, path: str) -> dict[str, Any] | None:
+def read_json(checkpoint: Checkpoint, path: str, limit: int = JSON_LIMIT) -> dict[str, Any] | None:
     """A JSON object file of the checkpoint; None when the checkpoint has no such file."""
-    raw = checkpoint.read(path)
+    raw = checkpoint.read(path, limit)
     if raw is None:
         return None
-    where = f"{checkpoint.where}: {path}"
+    return json_object(raw, f"{checkpoint.where}: {path}")
+
+
+def json_object(raw: bytes, where: str) -> dict[str, Any]:
+    """A JSON object from untrusted bytes: refused past the nesting and digit caps below."""
     try:
         text = raw.decode("utf-8")
         _refuse_extremes(text, where)
@@ -204,7 +213,7 @@ def open_remote(
     try:
         _require_online("read a checkpoint")
     except HubError as exc:
-        raise UsageError(f"{exc} (use --from-dir with a local copy of the checkpoint)") from exc
+        raise NetworkError(str(exc)) from exc  # `model add` says how to work without it
     hub = _Hub.create(settings or HubSettings(), deadline)
     info = _call(
         hub,

@@ -10,17 +10,19 @@ tensor records only tell which quantization types the file holds.
 
 from __future__ import annotations
 
+import math
 import struct
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .checkpoint import Checkpoint, CheckpointError
+from .checkpoint import MAX_WEIGHTS, Checkpoint, CheckpointError
 
 FIRST_READ = 2 * 2**20
 MAX_HEADER = 256 * 2**20  # a tokenizer of a million entries fits; a header past it is not one
 GGUF_MAGIC = b"GGUF"
+DEFAULT_ALIGNMENT = 32  # general.alignment unless the file says otherwise
 # Value type -> size of a scalar; 8 is a string, 9 an array.
 _SCALAR = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
 _STRING, _ARRAY = 8, 9
@@ -55,6 +57,9 @@ class GgufHeader:
     header_bytes: int
     metadata: dict[str, Any]
     tensor_types: dict[str, int]  # ggml type name -> number of tensors
+    # The whole file's length as the header lays it out (data start, the last tensor's end,
+    # padded): a copy holding only the header still tells it. None: a tensor type unknown here.
+    extent: int | None = None
 
 
 @dataclass
@@ -65,6 +70,7 @@ class _Layout:
     kept: list[tuple[int, int]] = field(default_factory=list)  # byte spans of records
     counted: dict[str, int] = field(default_factory=dict)  # string-array key -> entries
     tensor_types: list[int] = field(default_factory=list)
+    tensors: list[tuple[int, int, int]] = field(default_factory=list)  # (type, elements, offset)
     length: int = 0
 
 
@@ -184,9 +190,10 @@ class _Scanner:
             dims = self.u32()
             if dims > _MAX_DIMS:
                 raise CheckpointError(f"a tensor with {dims} dimensions")
-            self.take(8 * dims)
-            layout.tensor_types.append(self.u32())
-            self.take(8)
+            elements = math.prod(self.u64() for _ in range(dims))
+            kind = self.u32()
+            layout.tensor_types.append(kind)
+            layout.tensors.append((kind, elements, self.u64()))
         layout.length = self.off
         return layout
 
@@ -258,6 +265,21 @@ def _type_names(types: list[int]) -> dict[str, int]:
     return out
 
 
+def _extent(layout: _Layout, alignment: Any) -> int | None:
+    """Data start plus the furthest tensor's end, padded as writers pad every tensor."""
+    from gguf import GGML_QUANT_SIZES, GGMLQuantizationType
+
+    align = alignment if isinstance(alignment, int) and alignment > 0 else DEFAULT_ALIGNMENT
+    end = 0
+    for kind, elements, offset in layout.tensors:
+        try:
+            block, size = GGML_QUANT_SIZES[GGMLQuantizationType(kind)]
+        except (ValueError, KeyError):
+            return None
+        end = max(end, offset + elements // block * size)
+    return -(-layout.length // align) * align + -(-end // align) * align
+
+
 def read_gguf_header(checkpoint: Checkpoint, path: str) -> GgufHeader:
     listed = checkpoint.files.get(path)
     if listed is None:
@@ -275,4 +297,11 @@ def read_gguf_header(checkpoint: Checkpoint, path: str) -> GgufHeader:
             f"{checkpoint.where}: {path}: the gguf library cannot read its header "
             f"({type(exc).__name__}: {exc})"
         ) from exc
-    return GgufHeader(path, size, layout.length, metadata, _type_names(layout.tensor_types))
+    extent = _extent(layout, metadata.get("general.alignment"))
+    if extent is not None and extent > MAX_WEIGHTS:
+        raise CheckpointError(
+            f"{checkpoint.where}: {path}: its tensors end {extent:,} bytes in; no checkpoint "
+            f"file holds more than {MAX_WEIGHTS:,}"
+        )
+    types = _type_names(layout.tensor_types)
+    return GgufHeader(path, size, layout.length, metadata, types, extent)

@@ -215,6 +215,9 @@ class FactOrigin(Strict):
     # The key the value was read from (`num_hidden_layers`, `llama.block_count`); none where
     # the file as a whole says it (a projector file means vision).
     key: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.\[\]/ -]{1,128}$")] | None = None
+    # Set where the value is not read but worked out from what the source says (an
+    # artifact's size from the parameter count config.json implies): how, in words.
+    estimate: Text | None = None
 
 
 class Provenance(Strict):
