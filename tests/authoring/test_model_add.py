@@ -404,7 +404,9 @@ def test_offline_reads_the_hugging_face_cache_and_never_the_hub(
     (cached / "refs" / "main").write_text(commit)
     snapshot_dir = cached / "snapshots" / commit
     snapshot_dir.mkdir(parents=True)
-    for name, content in ck.config_files(ck.DENSE).items():
+    for name, content in ck.config_files(ck.DENSE).items():  # the configs; no weights
+        if not name.endswith(".json"):
+            continue
         (snapshot_dir / name).write_bytes(content)
     # No HF_ENDPOINT is served here: any request to the Hub would fail.
     run = invoke("model", "add", "lab/Dense-7B", "--offline", "--format", "json")

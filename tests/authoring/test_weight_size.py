@@ -115,7 +115,7 @@ def test_a_file_that_only_says_safetensors_is_refused(
     run = add(invoke, "lab/Dense-8B", folder)
     length = struct.unpack("<Q", b"\x01" * 8)[0]
     assert (run.code, run.err) == (
-        1,
+        2,
         f"error: {folder}: {SHARD1}: its first 8 bytes give a header of {length:,} bytes; a "
         "safetensors header holds 2 to 100,000,000: it is not a safetensors file\n",
     )

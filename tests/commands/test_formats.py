@@ -115,7 +115,7 @@ def test_new_json_names_the_profile_and_file_and_takes_setting_aliases(
     assert doc == {
         "profile": "my-fp8",
         "file": "registry/profiles/my-fp8.yaml",
-        "lines": 10,
+        "lines": 11,
         "how": f"extends {P}",
         "reasons": [],
     }

@@ -394,6 +394,7 @@ def checkpoint_cases() -> list[Case]:
                 "18,446,744,073,709,551,615 bytes; a safetensors header holds 2 to 100,000,000: "
                 "it is not a safetensors file",
             ),
+            code=2,
         ),
         Case(
             "safetensors-tensor-of-16-exbibytes",
@@ -412,6 +413,7 @@ def checkpoint_cases() -> list[Case]:
                 "18,446,744,073,709,551,616 bytes in; no checkpoint file holds more than "
                 "1,125,899,906,842,624",
             ),
+            code=2,
         ),
         Case(
             "safetensors-tensor-whose-bytes-do-not-match-its-shape",
@@ -427,6 +429,7 @@ def checkpoint_cases() -> list[Case]:
                 "error: {root}/../ckpt: model.safetensors: tensor 'w' spans 1,099,511,627,776 "
                 "bytes; F32 of shape [4] takes 16",
             ),
+            code=2,
         ),
         Case(
             "safetensors-index-with-a-negative-total-size",
@@ -442,6 +445,7 @@ def checkpoint_cases() -> list[Case]:
                 "error: {root}/../ckpt: model.safetensors.index.json: metadata.total_size is -5, "
                 "expected a number of bytes from 1 to 1,125,899,906,842,624",
             ),
+            code=2,
         ),
         Case(
             "gguf-header-just-past-the-record-cap",
