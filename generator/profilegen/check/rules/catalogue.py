@@ -29,7 +29,7 @@ def ports(ctx: CheckContext) -> Iterator[Finding]:
         for ident in ids:
             others = [o for o in ids if reg.profiles[o].model != reg.profiles[ident].model]
             yield ctx.report(
-                reg.where("profiles", ident, ("port",)),
+                ctx.at(ident, "port"),
                 f"port {port} is also used by {', '.join(others)}, which serve another model: "
                 "they cannot run at the same time",
                 hint="pick a free port if both should run together (PORT overrides it at boot)",
@@ -41,7 +41,7 @@ def siblings(ctx: CheckContext) -> Iterator[Finding]:
     reg = ctx.registry
     for p in reg.concrete_profiles():
         for i, sib in enumerate(p.siblings):
-            where = reg.where("profiles", p.id, ("siblings", i))
+            where = ctx.at(p.id, "siblings", i)
             if sib == p.id:
                 yield ctx.report(where, f"{p.id} lists itself as a sibling")
             elif sib not in reg.profiles:
@@ -59,7 +59,7 @@ def status(ctx: CheckContext) -> Iterator[Finding]:
     for p in reg.concrete_profiles():
         if p.status == "production" and not p.evidence:
             yield ctx.report(
-                reg.where("profiles", p.id, ("status",)),
+                ctx.at(p.id, "status"),
                 f"{p.id} is production but carries no evidence record",
                 hint="add an evidence entry (date, rig, source, measured) or lower the status",
             )
@@ -70,7 +70,7 @@ def status(ctx: CheckContext) -> Iterator[Finding]:
                 and p.status != "retired"
             ):
                 yield ctx.report(
-                    reg.where("profiles", p.id, ("siblings", i)),
+                    ctx.at(p.id, "siblings", i),
                     f"sibling {sib} is retired",
                     severity=Severity.WARNING,
                 )
@@ -103,20 +103,20 @@ def artifact_kind(ctx: CheckContext) -> Iterator[Finding]:
         weights = model.artifacts[p.weights]
         if weights.kind != "main":
             yield ctx.report(
-                reg.where("profiles", p.id, ("weights",)),
+                ctx.at(p.id, "weights"),
                 f"weights {p.weights} is a {weights.kind} artifact, not main weights",
             )
         gguf = weights.format == "gguf"
         if gguf != (family(engine.kind).weights_format == "gguf"):
             what = "a GGUF artifact" if gguf else f"{weights.format} weights"
             yield ctx.report(
-                reg.where("profiles", p.id, ("weights",)),
+                ctx.at(p.id, "weights"),
                 f"{what} cannot be served by {engine.kind} ({engine.id})",
                 hint="llama.cpp serves GGUF; vLLM and SGLang serve safetensors formats",
             )
         if p.mmproj and model.artifacts[p.mmproj].kind != "mmproj":
             yield ctx.report(
-                reg.where("profiles", p.id, ("mmproj",)),
+                ctx.at(p.id, "mmproj"),
                 f"{p.mmproj} is not a vision projector (kind mmproj)",
             )
         if gguf and len(weights.files) != 1:
@@ -151,7 +151,7 @@ def engine_flags(ctx: CheckContext) -> Iterator[Finding]:
                 continue
             if flag and flag not in known:
                 yield ctx.report(
-                    reg.where("profiles", p.id, fact_path(p, arg.fact)),
+                    ctx.at(p.id, *fact_path(p, arg.fact)),
                     f"{engine.kind} ({engine.id}) has no flag {flag!r}",
                     hint="add it to the engine's flags if the image really has it",
                 )
@@ -162,7 +162,7 @@ def _runtime_family(ctx: CheckContext, p: Profile, kind: str) -> Iterator[Findin
         owner = option_family(name)
         if owner is not None and owner != kind:
             yield ctx.report(
-                ctx.registry.where("profiles", p.id, ("runtime", name)),
+                ctx.at(p.id, "runtime", name),
                 f"runtime.{name} is a {owner} setting; engine {p.engine} is {kind}",
             )
     use = p.drafter
@@ -172,7 +172,7 @@ def _runtime_family(ctx: CheckContext, p: Profile, kind: str) -> Iterator[Findin
         owner = next(k for k in kinds() if name in family(k).drafter_options)
         if owner != kind and getattr(use, name) is not None:
             yield ctx.report(
-                ctx.registry.where("profiles", p.id, ("drafter", name)),
+                ctx.at(p.id, "drafter", name),
                 f"drafter.{name} is a {owner} setting; engine {p.engine} is {kind}",
             )
 
