@@ -171,7 +171,10 @@ def yaml_cases() -> list[Case]:
             {bad: gpu("id: bad\nname: bell\x07\n")},
             findings=(
                 schema_finding(
-                    bad, 3, "malformed YAML: character #x07: control characters are not allowed"
+                    bad,
+                    3,
+                    "malformed YAML at column 11: character #x07: control characters are not "
+                    "allowed",
                 ),
             ),
         ),
@@ -180,7 +183,10 @@ def yaml_cases() -> list[Case]:
             {bad: gpu("id: bad\nvram:\n\tvalue: 24\n")},
             findings=(
                 schema_finding(
-                    bad, 4, "malformed YAML: found character that cannot start any token"
+                    bad,
+                    4,
+                    "malformed YAML at column 1: found a tab character in the indentation",
+                    "YAML indents with spaces only: replace the tab with spaces",
                 ),
             ),
         ),
