@@ -1,4 +1,5 @@
-"""Catalogue hygiene: ports, siblings, status and evidence, artifact kinds, engine flags."""
+"""Catalogue hygiene: ports and alternatives, siblings, status and evidence, artifact kinds,
+engine flags."""
 
 from __future__ import annotations
 
@@ -13,44 +14,60 @@ from .base import CheckContext, rule
 
 @rule(
     "port-clash",
-    "profiles of different models on one host port cannot run at the same time",
-    Severity.WARNING,
+    "profiles of different models share a host port only where they are alternatives "
+    "(never served at the same time)",
 )
 def ports(ctx: CheckContext) -> Iterator[Finding]:
     reg = ctx.registry
-    by_port: dict[int, list[str]] = {}
+    by_port: dict[int, list[Profile]] = {}
     for p in reg.concrete_profiles():
         if p.status != "retired":  # not served any more: its port is free for others
-            by_port.setdefault(p.port, []).append(p.id)
-    for port, ids in sorted(by_port.items()):
-        models = {reg.profiles[i].model for i in ids}
-        if len(models) < 2:
-            continue
-        for ident in ids:
-            others = [o for o in ids if reg.profiles[o].model != reg.profiles[ident].model]
-            yield ctx.report(
-                ctx.at(ident, "port"),
-                f"port {port} is also used by {', '.join(others)}, which serve another model: "
-                "they cannot run at the same time",
-                hint="pick a free port if both should run together (PORT overrides it at boot)",
-            )
+            by_port.setdefault(p.port, []).append(p)
+    for port, sharing in sorted(by_port.items()):
+        # Variants of one model's server share its port by design: one runs at a time.
+        for p in sharing:
+            others = [o.id for o in sharing if o.model != p.model and not _alternatives(p, o)]
+            if others:
+                yield ctx.report(
+                    ctx.at(p.id, "port"),
+                    f"port {port} is also used by {', '.join(others)}, which serve another "
+                    "model: they cannot run at the same time",
+                    hint="if they may run together, give one a free port; if they never do, "
+                    "list them in `alternatives`",
+                )
+
+
+def _alternatives(a: Profile, b: Profile) -> bool:
+    """Whether either profile says the two are never served at the same time."""
+    return b.id in a.alternatives or a.id in b.alternatives
+
+
+@rule("alternatives", "alternatives name existing profiles other than the profile itself")
+def alternatives(ctx: CheckContext) -> Iterator[Finding]:
+    for p in ctx.registry.concrete_profiles():
+        yield from _other_profiles(ctx, p, "alternatives", "an alternative")
 
 
 @rule("siblings", "siblings name existing profiles other than the profile itself")
 def siblings(ctx: CheckContext) -> Iterator[Finding]:
+    for p in ctx.registry.concrete_profiles():
+        yield from _other_profiles(ctx, p, "siblings", "a sibling")
+
+
+def _other_profiles(ctx: CheckContext, p: Profile, key: str, one: str) -> Iterator[Finding]:
+    """Each profile a list of `p` names (`one` of them: "a sibling") is another profile."""
     reg = ctx.registry
-    for p in reg.concrete_profiles():
-        for i, sib in enumerate(p.siblings):
-            where = ctx.at(p.id, "siblings", i)
-            if sib == p.id:
-                yield ctx.report(where, f"{p.id} lists itself as a sibling")
-            elif sib not in reg.profiles:
-                close = suggest(sib, list(reg.profiles))
-                yield ctx.report(
-                    where,
-                    f"sibling {sib!r} is not a profile",
-                    hint=f"did you mean {close!r}?" if close else None,
-                )
+    for i, other in enumerate(getattr(p, key)):
+        where = ctx.at(p.id, key, i)
+        if other == p.id:
+            yield ctx.report(where, f"{p.id} lists itself as {one}")
+        elif other not in reg.profiles:
+            close = suggest(other, list(reg.profiles))
+            yield ctx.report(
+                where,
+                f"{one.split()[-1]} {other!r} is not a profile",
+                hint=f"did you mean {close!r}?" if close else None,
+            )
 
 
 @rule("status-evidence", "production profiles carry evidence; retired ones are not siblings")
