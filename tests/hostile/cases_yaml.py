@@ -251,7 +251,7 @@ def yaml_cases() -> list[Case]:
                     "unknown key '1'",
                     "allowed keys: id, abstract, extends, upstream_key, upstream_rev, title, "
                     "status, model, weights, mmproj, engine, rig, drafter, patches, port, "
-                    "bind_host, nvlink_mode, envelope, serve, runtime, switches, tunables, "
+                    "alternatives, bind_host, nvlink_mode, envelope, serve, runtime, switches, tunables, "
                     "tunable_aliases, env, mounts, kubernetes, user_gid, shm_size, restart, "
                     "template_note, best_for, caveats, siblings, deviations, spellings, evidence, "
                     "notes",

@@ -34,6 +34,8 @@ def ports(ctx: CheckContext) -> Iterator[Finding]:
                     "model: they cannot run at the same time",
                     hint="if they may run together, give one a free port; if they never do, "
                     "list them in `alternatives`",
+                    # A gateway serving both reports the port (gateway-ports), and says more.
+                    follows=[ctx.at(p.id, "port")],
                 )
 
 
