@@ -69,6 +69,30 @@ class Location:
 
 
 @dataclass(frozen=True)
+class Value:
+    """One value of a registry entity (`profiles`, `qwen38-27b-dual-fast`, `envelope.tp`): what
+    a finding is about, or what it follows from. No node is the whole entity."""
+
+    kind: str
+    ident: str
+    node: tuple[str | int, ...] = ()
+
+    @classmethod
+    def of_profile(cls, ident: str, *node: str | int) -> Value:
+        return cls("profiles", ident, node)
+
+    def overlaps(self, other: Value) -> bool:
+        """The same value, or one holds the other (`envelope` holds `envelope.tp`)."""
+        if (self.kind, self.ident) != (other.kind, other.ident):
+            return False
+        common = min(len(self.node), len(other.node))
+        return self.node[:common] == other.node[:common]
+
+    def __str__(self) -> str:
+        return ".".join((self.ident, *map(str, self.node)))
+
+
+@dataclass(frozen=True)
 class Finding:
     """One problem, always tied to the registry file (and line) it comes from."""
 
@@ -78,6 +102,11 @@ class Finding:
     rule: str = "schema"
     severity: Severity = Severity.ERROR
     path: str = ""
+    # The value the finding reports, and the values it merely follows from: `check` leaves out
+    # a finding that follows a value another finding already reports (one mistake, one
+    # finding). Neither makes two findings different.
+    about: Value | None = field(default=None, compare=False, repr=False)
+    follows: tuple[Value, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def inherited(self) -> str:

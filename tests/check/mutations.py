@@ -543,7 +543,16 @@ MUTATIONS: tuple[Mutation, ...] = (
             write(CLONE_PROFILE, CLONE_PROFILE_YAML),
         ),
         message="port 8091 is also used by qwen38-27b-dual-max",
-        severity="warning",  # profiles of one rig run one at a time; two rigs may share
+    ),
+    Mutation(
+        name="alternative-not-a-profile",
+        rule="alternatives",
+        file=DUAL_FAST,
+        line="alternatives:",
+        apply=replace(
+            DUAL_FAST, "\nport: 8113\n", "\nport: 8113\nalternatives: [qwen38-27b-dual-maxx]\n"
+        ),
+        message="alternative 'qwen38-27b-dual-maxx' is not a profile",
     ),
     Mutation(
         name="dangling-sibling",

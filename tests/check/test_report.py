@@ -18,7 +18,10 @@ from tests.support.repo import fast_schemas  # noqa: F401 (fixture)
 pytestmark = pytest.mark.usefixtures("fast_schemas")
 
 PROFILE = "registry/profiles/tiny-chat.yaml"
-TP_ERROR = f"{PROFILE}:13: error: [hw-tp] TP 4 needs 4 GPUs, rig 2x3090 has 2 (inherited by tiny-chat-long)"
+TP_ERROR = (
+    f"{PROFILE}:13: error: [hw-tp] TP 4 needs 4 GPUs, rig 2x3090 has 2 (inherited by "
+    "tiny-chat-long) (use TP 1 or 2)"
+)
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +79,7 @@ def test_github_annotations_name_the_inheriting_profiles(broken: Path) -> None:
     run = invoke_in(broken, "check", "--format", "github")
     assert (
         f"::error file={PROFILE},line=13,title=hw-tp::TP 4 needs 4 GPUs, rig 2x3090 has 2"
-        " (inherited by tiny-chat-long)"
+        " (inherited by tiny-chat-long) (use TP 1 or 2)"
     ) in run.out.splitlines()
 
 

@@ -241,6 +241,9 @@ def test_render_all_refuses_a_broken_gateway_before_writing(scratch: Path) -> No
     result = invoke_in(scratch, "render", "--all")
     assert result.code == 1
     assert "[gateway-ports] port 8091 of deckard40b-dual-mtp" in result.err
+    # The gateway's finding is the one about the port: port-clash (two models on one port)
+    # says no more.
+    assert "[port-clash]" not in result.err
     assert (scratch / "gateways" / ESTATE / "config.yaml").read_bytes() == before
     assert (
         "${PORT:-8199}"

@@ -226,7 +226,8 @@ def text_cases() -> list[Case]:
             "parent-with-broken-yaml-is-one-finding",
             setup=(edit(PROFILE, "port: 8200", "port: [8200"),),
             findings=(
-                f"{PROFILE}:12: error: [schema] malformed YAML: did not find expected ',' or ']'",
+                f"{PROFILE}:12: error: [schema] malformed YAML at column 9: did not find expected "
+                "',' or ']' (the [ at line 11 column 7 needs ',' between its items and a closing ])",
             ),
         ),
         Case(

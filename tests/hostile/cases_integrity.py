@@ -87,7 +87,7 @@ def integrity_cases() -> list[Case]:
             setup=(edit(PROFILE, "  tp: 2", "  tp: 4"), rerender),
             findings=(
                 f"{PROFILE}:13: error: [hw-tp] TP 4 needs 4 GPUs, rig 2x3090 has 2 "
-                "(inherited by tiny-chat-long)",
+                "(inherited by tiny-chat-long) (use TP 1 or 2)",
             ),
         ),
         Case(

@@ -202,7 +202,7 @@ def write_cases() -> list[Case]:
             args=("new", "tiny-new", "--from", "tiny-chat", "--set", "envelope.tp=4"),
             findings=(
                 "registry/profiles/tiny-new.yaml:10: error: [hw-tp] TP 4 needs 4 GPUs, rig "
-                "2x3090 has 2",
+                "2x3090 has 2 (use TP 1 or 2)",
             ),
         ),
         Case(

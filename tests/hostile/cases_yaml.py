@@ -171,7 +171,10 @@ def yaml_cases() -> list[Case]:
             {bad: gpu("id: bad\nname: bell\x07\n")},
             findings=(
                 schema_finding(
-                    bad, 3, "malformed YAML: character #x07: control characters are not allowed"
+                    bad,
+                    3,
+                    "malformed YAML at column 11: character #x07: control characters are not "
+                    "allowed",
                 ),
             ),
         ),
@@ -180,7 +183,10 @@ def yaml_cases() -> list[Case]:
             {bad: gpu("id: bad\nvram:\n\tvalue: 24\n")},
             findings=(
                 schema_finding(
-                    bad, 4, "malformed YAML: found character that cannot start any token"
+                    bad,
+                    4,
+                    "malformed YAML at column 1: found a tab character in the indentation",
+                    "YAML indents with spaces only: replace the tab with spaces",
                 ),
             ),
         ),
@@ -245,7 +251,7 @@ def yaml_cases() -> list[Case]:
                     "unknown key '1'",
                     "allowed keys: id, abstract, extends, upstream_key, upstream_rev, title, "
                     "status, model, weights, mmproj, engine, rig, drafter, patches, port, "
-                    "bind_host, nvlink_mode, envelope, serve, runtime, switches, tunables, "
+                    "alternatives, bind_host, nvlink_mode, envelope, serve, runtime, switches, tunables, "
                     "tunable_aliases, env, mounts, kubernetes, user_gid, shm_size, restart, "
                     "template_note, best_for, caveats, siblings, deviations, spellings, evidence, "
                     "notes",

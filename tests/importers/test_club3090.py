@@ -122,6 +122,22 @@ def test_a_corrected_architecture_fact_survives_a_reimport(
     assert line.replace(str(heads), "1") in path.read_text()
 
 
+def test_curated_alternatives_survive_a_reimport(upstream: tuple[Path, str], target: Path) -> None:
+    """Upstream does not say which profiles are never served together: a maintainer does,
+    and a re-import keeps it."""
+    repo, rev = upstream
+    assert run(target, "import", "club3090", str(repo), "--rev", rev).code == 0
+    path = target / "registry/profiles/tiny-dual-fast.yaml"
+    text = path.read_text()
+    port = next(line for line in text.splitlines() if line.startswith("port: "))
+    path.write_text(text.replace(port, f"{port}\nalternatives: [tiny-single-q4]", 1))
+    again = run(target, "import", "club3090", str(repo), "--rev", rev)
+    assert again.code == 0, again.text
+    assert "alternatives: [tiny-single-q4]" in path.read_text()
+    shown = json.loads(run(target, "show", "tiny-dual-fast", "--format", "json").out)
+    assert shown["alternatives"] == ["tiny-single-q4"]
+
+
 @pytest.mark.parametrize(
     ("corrected", "kept"),
     [

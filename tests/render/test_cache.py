@@ -103,7 +103,7 @@ def test_offline_bundle_from_the_cache(env: Path, repo: Path) -> None:
         "id: qwen38-27b-dual-uva-only\n"
         f"extends: {SEED}\n"
         "title: the seed with only the WSL2 UVA patch\n"
-        "port: 8199\n"
+        "port: 8198\n"
         "patches: [vllm-wsl-uva]\n"
     )
     downloaded = env / "install.sh"

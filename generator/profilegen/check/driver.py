@@ -25,6 +25,7 @@ from ..errors import (
     merge_findings,
 )
 from ..registry import find_root
+from .derived import drop_derived
 from .report import format_findings, summary
 
 if TYPE_CHECKING:
@@ -130,7 +131,8 @@ def _errors_first(findings: list[Finding]) -> list[Finding]:
 
 
 def run_rules(ctx: CheckContext, skip: frozenset[str] = frozenset()) -> list[Finding]:
-    """Every registered rule but `skip`, over a loaded registry; a rule that cannot run says so."""
+    """Every registered rule but `skip`, over a loaded registry; a rule that cannot run says so.
+    A finding that follows from a value another one reports is left out (check/derived.py)."""
     from .rules import load_rules
 
     findings: list[Finding] = []
@@ -141,7 +143,7 @@ def run_rules(ctx: CheckContext, skip: frozenset[str] = frozenset()) -> list[Fin
             findings.extend(rule.fn(ctx))
         except ProfilegenError as exc:
             findings.append(Finding(Location("registry"), str(exc), None, rule.id))
-    return merge_findings(findings)
+    return merge_findings(drop_derived(findings))
 
 
 def run_check(opts: CheckOptions) -> int:

@@ -11,7 +11,8 @@ from ..model.evidence import has_decode, newest
 
 # Naming and prose, not behaviour: not compared.
 PROSE = {"id", "title", "upstream_key", "upstream_rev", "abstract", "extends", "evidence", "siblings",
-         "notes", "caveats", "best_for", "template_note", "deviations", "patches"}  # fmt: skip
+         "alternatives", "notes", "caveats", "best_for", "template_note", "deviations",
+         "patches"}  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -266,6 +266,10 @@ class Profile(Strict):
     drafter: DrafterUse | None = None
     patches: list[Id] = Field(default_factory=list)
     port: Annotated[int, Field(ge=1024, le=65535)]
+    # Profiles never served beside this one on one host (configurations of one rig that run
+    # one at a time): they may share its port even when they serve another model. Either
+    # profile listing the other is enough.
+    alternatives: list[Id] = Field(default_factory=list)
     bind_host: IpAddress = "0.0.0.0"
     # NVLink detection at boot (NVLINK_MODE); unset: no detection (one GPU, llama.cpp).
     nvlink_mode: Literal["auto", "force_off", "force_on", "pcie_p2p"] | None = None

@@ -16,6 +16,7 @@ from ruamel.yaml.reader import ReaderError
 from ..errors import FindingSink, Location
 from .files import MAX_REGISTRY_FILE, Refused, read_inside
 from .safeyaml import NodePath, YamlProblem, read_plain
+from .yamlerrors import syntax_error
 
 MODELINE = re.compile(r"^#\s*yaml-language-server:\s*\$schema=(\S+)\s*$")
 
@@ -40,17 +41,6 @@ class Document:
         return Location(self.display, self.lines.get((), 1))
 
 
-def _mark_line(error: MarkedYAMLError, text: str) -> int | None:
-    # At the end of the stream (an unclosed quote or bracket) the problem mark points
-    # past the last line; the context mark says where the construct began.
-    at_end = "end of stream" in (error.problem or "")
-    mark = (error.context_mark if at_end else None) or error.problem_mark or error.context_mark
-    if mark is None:
-        return None
-    line: int = mark.line
-    return min(line + 1, max(1, text.count("\n") + (0 if text.endswith("\n") else 1)))
-
-
 # Parsed documents (data and lines, pickled: every use gets its own copy) by the sha256 of
 # their text, filled from the cache by `cached.py`: a file whose bytes did not change is not
 # parsed again. Only well-formed results are kept.
@@ -69,14 +59,12 @@ def parse_text(
         sink.add(Location(display, problem.line), problem.message, hint=problem.hint)
         return None
     except MarkedYAMLError as exc:
-        problem_text = exc.problem or exc.context or "malformed YAML"
-        sink.add(Location(display, _mark_line(exc, text)), f"malformed YAML: {problem_text}")
+        syntax = syntax_error(exc, text)
+        sink.add(Location(display, syntax.line), syntax.message, hint=syntax.hint)
         return None
     except ReaderError as exc:
         # A character YAML cannot carry: located by its position, named by its code point.
-        line = text[: exc.position].count("\n") + 1 if isinstance(exc.position, int) else 1
-        what = f"character #x{exc.character:02x}" if isinstance(exc.character, int) else "character"
-        sink.add(Location(display, line), f"malformed YAML: {what}: {exc.reason}")
+        sink.add(*_unreadable(exc, text, display))
         return None
     except YAMLError as exc:
         sink.add(Location(display, 1), f"malformed YAML: {_first_line(exc)}")
@@ -91,6 +79,18 @@ def parse_text(
         data=data,
         lines=lines,
         modeline=match.group(1) if match else None,
+    )
+
+
+def _unreadable(exc: ReaderError, text: str, display: str) -> tuple[Location, str]:
+    what = f"character #x{exc.character:02x}" if isinstance(exc.character, int) else "character"
+    if not isinstance(exc.position, int):
+        return Location(display, 1), f"malformed YAML: {what}: {exc.reason}"
+    before = text[: exc.position]
+    column = exc.position - (before.rfind("\n") + 1) + 1
+    return (
+        Location(display, before.count("\n") + 1),
+        f"malformed YAML at column {column}: {what}: {exc.reason}",
     )
 
 

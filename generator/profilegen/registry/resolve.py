@@ -14,7 +14,7 @@ from .validate import report_validation
 
 # Keys that describe one file and are never inherited from the profile it extends.
 NOT_INHERITED = frozenset(
-    {"id", "extends", "abstract", "upstream_key", "title", "siblings", "evidence"}
+    {"id", "extends", "abstract", "upstream_key", "title", "siblings", "alternatives", "evidence"}
 )
 
 

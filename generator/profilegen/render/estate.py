@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ..errors import Finding, Location, Severity
+from ..errors import Finding, Location, Severity, Value
 from ..families import family
 from ..model import Gateway, Profile
 from ..model.gateway import GatewayMember, WebUi
@@ -126,8 +126,15 @@ class _Planner:
         # Public name -> the members (index, profile) that claim it.
         self.claims: dict[str, list[tuple[int, str]]] = {}
 
-    def add(self, rule: str, where: Location, message: str, hint: str | None = None) -> None:
-        self.findings.append(Finding(where, message, hint, rule, Severity.ERROR))
+    def add(
+        self,
+        rule: str,
+        where: Location,
+        message: str,
+        hint: str | None = None,
+        about: Value | None = None,
+    ) -> None:
+        self.findings.append(Finding(where, message, hint, rule, Severity.ERROR, about=about))
 
     def members(self) -> Iterator[tuple[int, GatewayMember, Profile]]:
         seen: dict[str, int] = {}
@@ -224,6 +231,8 @@ class _Planner:
                 f"port {profile.port} of {profile.id} on {host} is also the port of "
                 f"{_few(named)}: they cannot all listen",
                 hint="give one of them another port, or leave one out of the gateway",
+                # The port is reported here, as a gateway's: `check`'s port-clash says no more.
+                about=Value.of_profile(profile.id, "port"),
             )
         webui = self.gateway.webui
         if webui is not None and webui.port == self.gateway.port and self.at.registered:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Literal, TypeVar, cast
 
-from ...errors import Finding, Location, ProfilegenError, Severity
+from ...errors import Finding, Location, ProfilegenError, Severity, Value
 from ...generated.tree import k8s_all, plan_all, render_all
 from ...lockfile.lock import Lock, LockError, read_lock
 from ...registry import Registry
@@ -95,26 +95,49 @@ class CheckContext:
 
     def report(
         self,
-        where: Location,
+        where: Location | Value,
         message: str,
         hint: str | None = None,
         severity: Severity | None = None,
+        follows: Iterable[Value] = (),
     ) -> Finding:
-        """A finding of the rule now running (its id and, unless given, its severity)."""
+        """A finding of the rule now running (its id and, unless given, its severity).
+
+        At a Value (`ctx.at(profile, "envelope", "tp")`), it is reported at that value's line
+        and is about it; `follows` names the values it is a mere consequence of, and the
+        finding is left out where one of them is reported (check/derived.py).
+        """
         if self.running is None:
             raise ProfilegenError("a finding was reported outside a check rule")
-        return self.finding(self.running.id, where, message, hint, severity)
+        return self.finding(self.running.id, where, message, hint, severity, follows)
 
     def finding(
         self,
         rule_id: str,
-        where: Location,
+        where: Location | Value,
         message: str,
         hint: str | None = None,
         severity: Severity | None = None,
+        follows: Iterable[Value] = (),
     ) -> Finding:
         """A finding of another rule (one whose id the reporting rule works out)."""
-        return Finding(where, message, hint, rule_id, severity or rule_named(rule_id).severity)
+        about = where if isinstance(where, Value) else None
+        if isinstance(where, Value):
+            where = self.registry.where(where.kind, where.ident, where.node)
+        return Finding(
+            where,
+            message,
+            hint,
+            rule_id,
+            severity or rule_named(rule_id).severity,
+            about=about,
+            follows=tuple(follows),
+        )
+
+    @staticmethod
+    def at(profile: str, *node: str | int) -> Value:
+        """A value of a profile, to report a finding at (and about)."""
+        return Value.of_profile(profile, *node)
 
     @cached_property
     def lock(self) -> Lock | LockError | None:

@@ -1,4 +1,5 @@
-"""Catalogue hygiene: ports, siblings, status and evidence, artifact kinds, engine flags."""
+"""Catalogue hygiene: ports and alternatives, siblings, status and evidence, artifact kinds,
+engine flags."""
 
 from __future__ import annotations
 
@@ -13,44 +14,62 @@ from .base import CheckContext, rule
 
 @rule(
     "port-clash",
-    "profiles of different models on one host port cannot run at the same time",
-    Severity.WARNING,
+    "profiles of different models share a host port only where they are alternatives "
+    "(never served at the same time)",
 )
 def ports(ctx: CheckContext) -> Iterator[Finding]:
     reg = ctx.registry
-    by_port: dict[int, list[str]] = {}
+    by_port: dict[int, list[Profile]] = {}
     for p in reg.concrete_profiles():
         if p.status != "retired":  # not served any more: its port is free for others
-            by_port.setdefault(p.port, []).append(p.id)
-    for port, ids in sorted(by_port.items()):
-        models = {reg.profiles[i].model for i in ids}
-        if len(models) < 2:
-            continue
-        for ident in ids:
-            others = [o for o in ids if reg.profiles[o].model != reg.profiles[ident].model]
-            yield ctx.report(
-                reg.where("profiles", ident, ("port",)),
-                f"port {port} is also used by {', '.join(others)}, which serve another model: "
-                "they cannot run at the same time",
-                hint="pick a free port if both should run together (PORT overrides it at boot)",
-            )
+            by_port.setdefault(p.port, []).append(p)
+    for port, sharing in sorted(by_port.items()):
+        # Variants of one model's server share its port by design: one runs at a time.
+        for p in sharing:
+            others = [o.id for o in sharing if o.model != p.model and not _alternatives(p, o)]
+            if others:
+                yield ctx.report(
+                    ctx.at(p.id, "port"),
+                    f"port {port} is also used by {', '.join(others)}, which serve another "
+                    "model: they cannot run at the same time",
+                    hint="if they may run together, give one a free port; if they never do, "
+                    "list them in `alternatives`",
+                    # A gateway serving both reports the port (gateway-ports), and says more.
+                    follows=[ctx.at(p.id, "port")],
+                )
+
+
+def _alternatives(a: Profile, b: Profile) -> bool:
+    """Whether either profile says the two are never served at the same time."""
+    return b.id in a.alternatives or a.id in b.alternatives
+
+
+@rule("alternatives", "alternatives name existing profiles other than the profile itself")
+def alternatives(ctx: CheckContext) -> Iterator[Finding]:
+    for p in ctx.registry.concrete_profiles():
+        yield from _other_profiles(ctx, p, "alternatives", "an alternative")
 
 
 @rule("siblings", "siblings name existing profiles other than the profile itself")
 def siblings(ctx: CheckContext) -> Iterator[Finding]:
+    for p in ctx.registry.concrete_profiles():
+        yield from _other_profiles(ctx, p, "siblings", "a sibling")
+
+
+def _other_profiles(ctx: CheckContext, p: Profile, key: str, one: str) -> Iterator[Finding]:
+    """Each profile a list of `p` names (`one` of them: "a sibling") is another profile."""
     reg = ctx.registry
-    for p in reg.concrete_profiles():
-        for i, sib in enumerate(p.siblings):
-            where = reg.where("profiles", p.id, ("siblings", i))
-            if sib == p.id:
-                yield ctx.report(where, f"{p.id} lists itself as a sibling")
-            elif sib not in reg.profiles:
-                close = suggest(sib, list(reg.profiles))
-                yield ctx.report(
-                    where,
-                    f"sibling {sib!r} is not a profile",
-                    hint=f"did you mean {close!r}?" if close else None,
-                )
+    for i, other in enumerate(getattr(p, key)):
+        where = ctx.at(p.id, key, i)
+        if other == p.id:
+            yield ctx.report(where, f"{p.id} lists itself as {one}")
+        elif other not in reg.profiles:
+            close = suggest(other, list(reg.profiles))
+            yield ctx.report(
+                where,
+                f"{one.split()[-1]} {other!r} is not a profile",
+                hint=f"did you mean {close!r}?" if close else None,
+            )
 
 
 @rule("status-evidence", "production profiles carry evidence; retired ones are not siblings")
@@ -59,7 +78,7 @@ def status(ctx: CheckContext) -> Iterator[Finding]:
     for p in reg.concrete_profiles():
         if p.status == "production" and not p.evidence:
             yield ctx.report(
-                reg.where("profiles", p.id, ("status",)),
+                ctx.at(p.id, "status"),
                 f"{p.id} is production but carries no evidence record",
                 hint="add an evidence entry (date, rig, source, measured) or lower the status",
             )
@@ -70,7 +89,7 @@ def status(ctx: CheckContext) -> Iterator[Finding]:
                 and p.status != "retired"
             ):
                 yield ctx.report(
-                    reg.where("profiles", p.id, ("siblings", i)),
+                    ctx.at(p.id, "siblings", i),
                     f"sibling {sib} is retired",
                     severity=Severity.WARNING,
                 )
@@ -103,20 +122,20 @@ def artifact_kind(ctx: CheckContext) -> Iterator[Finding]:
         weights = model.artifacts[p.weights]
         if weights.kind != "main":
             yield ctx.report(
-                reg.where("profiles", p.id, ("weights",)),
+                ctx.at(p.id, "weights"),
                 f"weights {p.weights} is a {weights.kind} artifact, not main weights",
             )
         gguf = weights.format == "gguf"
         if gguf != (family(engine.kind).weights_format == "gguf"):
             what = "a GGUF artifact" if gguf else f"{weights.format} weights"
             yield ctx.report(
-                reg.where("profiles", p.id, ("weights",)),
+                ctx.at(p.id, "weights"),
                 f"{what} cannot be served by {engine.kind} ({engine.id})",
                 hint="llama.cpp serves GGUF; vLLM and SGLang serve safetensors formats",
             )
         if p.mmproj and model.artifacts[p.mmproj].kind != "mmproj":
             yield ctx.report(
-                reg.where("profiles", p.id, ("mmproj",)),
+                ctx.at(p.id, "mmproj"),
                 f"{p.mmproj} is not a vision projector (kind mmproj)",
             )
         if gguf and len(weights.files) != 1:
@@ -151,7 +170,7 @@ def engine_flags(ctx: CheckContext) -> Iterator[Finding]:
                 continue
             if flag and flag not in known:
                 yield ctx.report(
-                    reg.where("profiles", p.id, fact_path(p, arg.fact)),
+                    ctx.at(p.id, *fact_path(p, arg.fact)),
                     f"{engine.kind} ({engine.id}) has no flag {flag!r}",
                     hint="add it to the engine's flags if the image really has it",
                 )
@@ -162,7 +181,7 @@ def _runtime_family(ctx: CheckContext, p: Profile, kind: str) -> Iterator[Findin
         owner = option_family(name)
         if owner is not None and owner != kind:
             yield ctx.report(
-                ctx.registry.where("profiles", p.id, ("runtime", name)),
+                ctx.at(p.id, "runtime", name),
                 f"runtime.{name} is a {owner} setting; engine {p.engine} is {kind}",
             )
     use = p.drafter
@@ -172,7 +191,7 @@ def _runtime_family(ctx: CheckContext, p: Profile, kind: str) -> Iterator[Findin
         owner = next(k for k in kinds() if name in family(k).drafter_options)
         if owner != kind and getattr(use, name) is not None:
             yield ctx.report(
-                ctx.registry.where("profiles", p.id, ("drafter", name)),
+                ctx.at(p.id, "drafter", name),
                 f"drafter.{name} is a {owner} setting; engine {p.engine} is {kind}",
             )
 

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
-from ...errors import Finding
-from ...explain.verdict import scenario_outcomes
+from ...errors import Finding, Value
+from ...explain.verdict import Outcome, scenario_outcomes
+from ...model import Profile
+from ...render.tunables import effective_tunables
 from .base import CheckContext, rule
+
+# The entrypoint's guards name the variable they refuse first (`KV_CACHE_DTYPE must be one
+# of: …`, `TP=3 needs 3 GPUs, …`).
+GUARDED = re.compile(r"([A-Z][A-Z0-9_]*)(=| must | exceeds )")
 
 
 @rule(
@@ -21,9 +28,7 @@ def explain_scenarios(ctx: CheckContext) -> Iterator[Finding]:
     outcomes = scenario_outcomes(ctx.registry, sound)
     for profile_id, results in outcomes.items():
         profile = ctx.registry.profiles[profile_id]
-        rig = ctx.registry.rigs.get(profile.rig)
-        if rig is not None and profile.envelope.tp > rig.count:
-            continue  # its GPU guard refuses on its own rig: the hw-tp finding says why, once
+        fields = _fields(ctx, profile)
         for outcome in results:
             problem = outcome.problem()
             if problem:
@@ -31,4 +36,30 @@ def explain_scenarios(ctx: CheckContext) -> Iterator[Finding]:
                     ctx.registry.where("profiles", profile_id, ("id",)),
                     f"{profile_id}: {problem}",
                     f"see `profilegen explain {profile_id}`",
+                    follows=_follows(ctx, profile, outcome, fields),
                 )
+
+
+def _fields(ctx: CheckContext, profile: Profile) -> dict[str, tuple[str, ...]]:
+    """Each tunable variable of the profile -> the value it defaults to (`envelope.tp`)."""
+    return {
+        t.env: tuple(t.field.removeprefix("profile.").split("."))
+        for t in effective_tunables(ctx.registry, profile)
+        if t.field and t.field.startswith("profile.")
+    }
+
+
+def _follows(
+    ctx: CheckContext, profile: Profile, outcome: Outcome, fields: dict[str, tuple[str, ...]]
+) -> list[Value]:
+    """The profile values a refusal follows from: the one whose variable a guard refused at
+    its default, and the TP where the rig has fewer cards (the GPU guard refuses every
+    scenario there)."""
+    out = []
+    match = GUARDED.match(outcome.message or "")
+    if match and match.group(1) in fields:
+        out.append(ctx.at(profile.id, *fields[match.group(1)]))
+    rig = ctx.registry.rigs.get(profile.rig)
+    if rig is not None and profile.envelope.tp > rig.count:
+        out.append(ctx.at(profile.id, "envelope", "tp"))
+    return out

@@ -5,13 +5,21 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ...errors import Finding, ProfilegenError, Severity
+from ...errors import Finding, ProfilegenError, Severity, Value
 from ...families import fit_model
 from ...fit.calibrate import TOLERANCE, check_names, unpredictable
 from ...fit.predict import FitOptions, FitResult, fit_profile
 from ...model import Profile
 from ...units import GIB, MIB
 from .base import CheckContext, rule
+
+# What a fit is computed from: a finding of fit on a profile says nothing more where one of
+# these values is already reported (a TP the rig cannot hold, a context past the model's).
+FIT_READS = (
+    ("envelope",),
+    ("weights",),
+    ("drafter",),
+)
 
 # A caveat that owns up to a profile not booting where it is declared.
 ACKNOWLEDGED = re.compile(
@@ -79,7 +87,7 @@ def capacity(ctx: CheckContext) -> Iterator[Finding]:
         # The profile's own file: its envelope is often inherited, but the fix lands here.
         where = reg.where("profiles", pid, ("id",))
         if isinstance(result, str):
-            yield ctx.report(where, f"cannot predict the fit: {result}")
+            yield ctx.report(where, f"cannot predict the fit: {result}", follows=_reads(ctx, pid))
             continue
         problem = _problem(result)
         if problem and not boot_error(reg.profiles[pid], result):  # fit-boots says it, once
@@ -87,7 +95,11 @@ def capacity(ctx: CheckContext) -> Iterator[Finding]:
             # serve fewer full-length requests at once than max_num_seqs allows.
             message, remedy = problem
             hint = f"{remedy}; see `profilegen fit {pid}`"
-            yield ctx.report(where, message, hint=hint)
+            yield ctx.report(where, message, hint=hint, follows=_reads(ctx, pid))
+
+
+def _reads(ctx: CheckContext, profile_id: str) -> list[Value]:
+    return [ctx.at(profile_id, *node) for node in FIT_READS]
 
 
 def cannot_boot(r: FitResult) -> str | None:
@@ -150,7 +162,7 @@ def boots(ctx: CheckContext) -> Iterator[Finding]:
                 "fix the envelope, or add a caveat saying it does not boot there "
                 f"(see `profilegen fit {pid}`)"
             )
-            yield ctx.report(where, why, hint=hint)
+            yield ctx.report(where, why, hint=hint, follows=_reads(ctx, pid))
 
 
 @rule(
@@ -165,4 +177,8 @@ def evidence(ctx: CheckContext) -> Iterator[Finding]:
         yield ctx.report(where, message)
     for rec, why in unpredictable(reg, ctx.usable_lock):
         where = reg.where("profiles", rec.profile, ("evidence", rec.index))
-        yield ctx.report(where, f"{rec.name}: fit cannot predict this boot: {why}")
+        yield ctx.report(
+            where,
+            f"{rec.name}: fit cannot predict this boot: {why}",
+            follows=_reads(ctx, rec.profile),
+        )

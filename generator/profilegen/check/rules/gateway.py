@@ -46,7 +46,7 @@ def served(ctx: CheckContext) -> Iterator[Finding]:
         if kin.served_names == "one" and len(names) > 1:
             flag = kin.served_name_flag
             yield ctx.report(
-                reg.where("profiles", p.id, ("serve", "served_names", 1)),
+                ctx.at(p.id, "serve", "served_names", 1),
                 f"{engine.kind} takes one served name ({flag} {names[0]}): "
                 f"{', '.join(names[1:])} would never be served",
                 hint="keep one served name; serve.gateway_aliases adds names at a gateway",
@@ -54,7 +54,7 @@ def served(ctx: CheckContext) -> Iterator[Finding]:
         for j, alias in enumerate(p.serve.gateway_aliases):
             if alias in names:
                 yield ctx.report(
-                    reg.where("profiles", p.id, ("serve", "gateway_aliases", j)),
+                    ctx.at(p.id, "serve", "gateway_aliases", j),
                     f"gateway alias {alias!r} is already a served name of {p.id}",
                     hint="drop it from serve.gateway_aliases",
                     severity=Severity.WARNING,

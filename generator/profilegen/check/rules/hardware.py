@@ -4,61 +4,78 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ...errors import Finding, Location
+from ...errors import Finding, Value
 from ...families import family
-from ...model import Profile
+from ...model import Profile, Rig
 from ...model.common import Requirements
+from ...model.model import Architecture
 from .base import CheckContext, rule
 
 
-def _at(ctx: CheckContext, profile: Profile, *node: str | int) -> Location:
-    return ctx.registry.where("profiles", profile.id, node)
+def _at(ctx: CheckContext, profile: Profile, *node: str | int) -> Value:
+    return ctx.at(profile.id, *node)
 
 
-def _own(ctx: CheckContext, profile: Profile, *nodes: tuple[str | int, ...]) -> Location:
-    """The first of several keys set in the profile's own file; else where the first is set.
+def _own(ctx: CheckContext, profile: Profile, *nodes: tuple[str | int, ...]) -> Value:
+    """The first of several keys set in the profile's own file; else the first.
 
     When two values clash and one is inherited from a base, the finding belongs in the
     file of the profile that made the combination.
     """
     own_file = ctx.registry.where("profiles", profile.id).file
-    locations = [ctx.registry.where("profiles", profile.id, node) for node in nodes]
-    return next((loc for loc in locations if loc.file == own_file), locations[0])
+    for node in nodes:
+        if ctx.registry.where("profiles", profile.id, node).file == own_file:
+            return ctx.at(profile.id, *node)
+    return ctx.at(profile.id, *nodes[0])
 
 
 @rule("hw-tp", "tensor parallelism divides the attention heads and fits the rig")
 def tensor_parallel(ctx: CheckContext) -> Iterator[Finding]:
     reg = ctx.registry
     for p in reg.concrete_profiles():
-        arch = reg.models[p.model].architecture
         rig = reg.rigs[p.rig]
-        tp = p.envelope.tp
-        engine = reg.engines[p.engine]
-        if family(engine.kind).single_process:
+        tp, pp = p.envelope.tp, p.envelope.pp or 1
+        if family(reg.engines[p.engine].kind).single_process:
             # One process splits layers, not heads (llama.cpp): only the card count matters.
             if tp > rig.count:
                 yield ctx.report(
                     _at(ctx, p, "envelope", "tp"), f"{tp} cards on a {rig.count}-card rig"
                 )
             continue
-        if arch.num_attention_heads % tp:
+        arch = reg.models[p.model].architecture
+        reasons = _tp_reasons(tp, rig, arch, p.model)
+        if reasons:
+            # One value, one finding: every reason the TP is wrong, and the TPs that work.
+            fits = [t for t in range(1, rig.count + 1) if not _tp_reasons(t, rig, arch, p.model)]
             yield ctx.report(
                 _at(ctx, p, "envelope", "tp"),
-                f"TP {tp} does not divide the {arch.num_attention_heads} attention heads of {p.model}",
-                hint="use a TP that divides " + str(arch.num_attention_heads),
+                f"TP {tp} {_listed(reasons, 'and')}",
+                hint=f"use TP {_listed([str(t) for t in fits], 'or')}",
             )
-        kv = arch.num_kv_heads
-        if kv % tp and tp % kv:
+        elif tp * pp > rig.count:
             yield ctx.report(
-                _at(ctx, p, "envelope", "tp"),
-                f"TP {tp} neither divides nor is a multiple of the {kv} KV heads",
-                hint=f"per-card KV heads = max(1, {kv} // TP) only works when one divides the other",
+                _at(ctx, p, "envelope", "pp"),
+                f"TP {tp} x PP {pp} needs {tp * pp} GPUs, rig {rig.id} has {rig.count}",
+                hint=f"TP x PP is at most {rig.count}",
             )
-        if tp > rig.count:
-            yield ctx.report(
-                _at(ctx, p, "envelope", "tp"),
-                f"TP {tp} needs {tp} GPUs, rig {rig.id} has {rig.count}",
-            )
+
+
+def _tp_reasons(tp: int, rig: Rig, arch: Architecture, model: str) -> list[str]:
+    """Why a TP does not work for the model's heads on the rig (none: it does)."""
+    heads, kv = arch.num_attention_heads, arch.num_kv_heads
+    reasons = []
+    if tp > rig.count:
+        reasons.append(f"needs {tp} GPUs, rig {rig.id} has {rig.count}")
+    if heads % tp:
+        reasons.append(f"does not divide the {heads} attention heads of {model}")
+    if kv % tp and tp % kv:
+        reasons.append(f"neither divides nor is a multiple of the {kv} KV heads")
+    return reasons
+
+
+def _listed(items: list[str], last: str) -> str:
+    """`a`, `a and b`, `a, b and c` (or `or`)."""
+    return items[-1] if len(items) == 1 else f"{', '.join(items[:-1])} {last} {items[-1]}"
 
 
 @rule(

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from functools import partial
 
 from ...cache import Store
-from ...errors import Finding, Location, ProfilegenError, Severity
+from ...errors import Finding, Location, ProfilegenError, Severity, Value
 from ...generated.tree import k8s_all
 from ...lockfile.artifacts import profile_artifacts
 from ...render.memo import profile_key
@@ -17,8 +17,9 @@ from ...render.targets.k8s_plan import K8sError
 from ...render.targets.k8s_weights import NoLoaderImage
 from .base import CheckContext, rule
 
-# (rule, where, message, hint) of one problem; `where` None: the profile itself.
-Problem = tuple[str, Location | None, str, str | None]
+# (rule, where, message, hint, follows) of one problem; `where` None: the profile itself;
+# `follows`: the profile values it is a consequence of (check/derived.py).
+Problem = tuple[str, Location | None, str, str | None, tuple[Value, ...]]
 SETTINGS = "registry/settings.yaml"
 SHOWN = 3
 
@@ -53,7 +54,7 @@ def loader_images(ctx: CheckContext) -> Iterator[Finding]:
     missing = {
         pid: engine
         for pid, problems in sorted(_problems(ctx).items())
-        for found, _, engine, _ in problems
+        for found, _, engine, _, _ in problems
         if found == "k8s-loader"
     }
     if not missing:
@@ -80,10 +81,10 @@ def loader_images(ctx: CheckContext) -> Iterator[Finding]:
 
 def _findings(ctx: CheckContext, rule_id: str) -> Iterator[Finding]:
     for profile_id, problems in sorted(_problems(ctx).items()):
-        for found, at, message, hint in problems:
+        for found, at, message, hint, follows in problems:
             if found == rule_id:
                 where = at or ctx.registry.where("profiles", profile_id)
-                yield ctx.finding(rule_id, where, message, hint)
+                yield ctx.finding(rule_id, where, message, hint, follows=follows)
 
 
 def _problems(ctx: CheckContext) -> dict[str, list[Problem]]:
@@ -136,14 +137,14 @@ def _key(ctx: CheckContext, profile_id: str) -> str | None:
 
 def _of(profile_id: str, built: RenderedK8s | ProfilegenError) -> list[Problem]:
     if isinstance(built, NoLoaderImage):
-        return [("k8s-loader", None, built.engine, None)]
+        return [("k8s-loader", None, built.engine, None, ())]
     if isinstance(built, K8sError):
         at = built.where if isinstance(built.where, Location) else None
-        return [("k8s", at, built.detail, "as `profilegen render --target k8s`")]
+        return [("k8s", at, built.detail, "as `profilegen render --target k8s`", built.follows)]
     if isinstance(built, Exception):
-        return [("k8s", None, f"{profile_id}: {built}", None)]
+        return [("k8s", None, f"{profile_id}: {built}", None, ())]
     found: list[Problem] = [
-        ("k8s", None, f"{profile_id}: {problem}", None) for problem in built.schema_problems()
+        ("k8s", None, f"{profile_id}: {problem}", None, ()) for problem in built.schema_problems()
     ]
     return found + _host_paths(built)
 
@@ -167,5 +168,5 @@ def _host_paths(built: RenderedK8s) -> list[Problem]:
             f"copy it out of an image instead (kubernetes.mounts.{mount_id}: image, path), or "
             "serve the profile where the namespace does not enforce baseline"
         )
-        out.append(("k8s-hostpath", at, message, hint))
+        out.append(("k8s-hostpath", at, message, hint, ()))
     return out

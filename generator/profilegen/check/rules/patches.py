@@ -62,13 +62,13 @@ def engine(ctx: CheckContext) -> Iterator[Finding]:
             patch = reg.patches[patch_id]
             if patch.engine != profile.engine:
                 yield ctx.report(
-                    reg.where("profiles", profile.id, ("patches", i)),
+                    ctx.at(profile.id, "patches", i),
                     f"patch {patch_id} targets engine {patch.engine}, the profile runs {profile.engine}",
                     hint="patches are pinned to one image; port the patch or drop it",
                 )
         if len(set(profile.patches)) != len(profile.patches):
             yield ctx.report(
-                reg.where("profiles", profile.id, ("patches",)),
+                ctx.at(profile.id, "patches"),
                 "a patch is listed twice",
             )
 

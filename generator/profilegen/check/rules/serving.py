@@ -66,7 +66,7 @@ def api_key_engine(ctx: CheckContext) -> Iterator[Finding]:
             family(kind).api_key_via is None
         ):
             yield ctx.report(
-                registry.where("profiles", p.id, ("serve", "api_key")),
+                ctx.at(p.id, "serve", "api_key"),
                 f"{p.id}: requires an API key, but {kind} takes one only on its command line, "
                 "where every process on the host can read it: it would never boot",
                 "set `serve.api_key: optional` and `bind_host: 127.0.0.1`, and serve it through "

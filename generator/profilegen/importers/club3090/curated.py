@@ -14,8 +14,8 @@ from ...registry import open_registry
 
 # Keys a maintainer curates in our registry; a re-import keeps them.
 CURATED = {
-    "profiles": ("title", "rig", "evidence", "caveats", "best_for", "siblings", "notes",
-                 "template_note", "deviations", "kubernetes"),
+    "profiles": ("title", "rig", "evidence", "caveats", "best_for", "siblings", "alternatives",
+                 "notes", "template_note", "deviations", "kubernetes"),
     "patches": ("title", "capability", "drop_when", "upstream_ref", "effects", "requires",
                 "foundational"),
     "models": ("name", "notes"),

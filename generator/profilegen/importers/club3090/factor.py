@@ -7,7 +7,8 @@ from typing import Any
 
 # Keys that describe one profile and are never moved into a base.
 OWN = frozenset({"id", "extends", "abstract", "upstream_key", "upstream_rev", "title", "status",
-                 "port", "rig", "siblings", "evidence", "deviations", "caveats", "notes"})  # fmt: skip
+                 "port", "alternatives", "rig", "siblings", "evidence", "deviations", "caveats",
+                 "notes"})  # fmt: skip
 NESTED = frozenset({"envelope", "serve", "runtime", "env", "mounts", "tunables", "switches"})
 
 

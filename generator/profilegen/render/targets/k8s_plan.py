@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ...errors import Location, UsageError
+from ...errors import Location, UsageError, Value
 from ..context import Context
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
@@ -28,10 +28,13 @@ RAY_NODE_PORT = 6380
 class K8sError(UsageError):
     """A profile cannot be rendered for Kubernetes as asked (exit 2, nothing written)."""
 
-    def __init__(self, where: Location | str, detail: str) -> None:
+    def __init__(self, where: Location | str, detail: str, follows: tuple[Value, ...] = ()) -> None:
         super().__init__(f"{where}: {detail}")
         self.where = where
         self.detail = detail
+        # The profile values the refusal follows from (`check` says nothing more where one
+        # of them is already reported).
+        self.follows = follows
 
 
 # A storage class or claim name: a DNS subdomain.
@@ -160,6 +163,11 @@ def _where(ctx: Context, *node: str) -> Location:
     return ctx.registry.where("profiles", ctx.profile.id, tuple(node))
 
 
+def _parallel(ctx: Context) -> tuple[Value, ...]:
+    """The values a split over nodes follows from: TP and PP."""
+    return tuple(Value.of_profile(ctx.profile.id, "envelope", n) for n in ("tp", "pp"))
+
+
 def plan_layout(ctx: Context, options: K8sOptions) -> Layout:
     total = total_gpus(ctx)
     per_node = ctx.rig.gpus_per_node
@@ -171,48 +179,58 @@ def plan_layout(ctx: Context, options: K8sOptions) -> Layout:
             raise K8sError(
                 _where(ctx, "envelope", "tp"),
                 f"{ctx.profile.id} needs {total} GPUs; a node of rig {ctx.rig.id} has {per_node}",
+                _parallel(ctx),
             )
         return Layout(1, ctx.profile.envelope.tp, ctx.profile.envelope.pp or 1, total)
-    _multi_node_engine(ctx, nodes)
+    # Nodes worked out from TP x PP (not asked for with --nodes) follow from them.
+    _multi_node_engine(ctx, nodes, _parallel(ctx) if options.nodes is None else ())
     if total % nodes:
         raise K8sError(
             _where(ctx, "envelope", "tp"),
             f"{ctx.profile.id}'s TP x PP = {total} GPUs do not split evenly over {nodes} nodes",
+            _parallel(ctx),
         )
     tp = total // nodes
     if tp > per_node:
         raise K8sError(
             _where(ctx, "envelope", "tp"),
             f"{nodes} nodes of {tp} GPUs each: a node of rig {ctx.rig.id} has {per_node}",
+            _parallel(ctx),
         )
     _check_tp(ctx, tp, nodes)
     return Layout(nodes, tp, nodes, tp)
 
 
-def _multi_node_engine(ctx: Context, nodes: int) -> None:
+def _multi_node_engine(ctx: Context, nodes: int, follows: tuple[Value, ...]) -> None:
     why = ctx.family.multinode
     if why is None:
         return
-    raise K8sError(_where(ctx, "engine"), f"{nodes} nodes asked for {ctx.profile.id}: {why}")
+    raise K8sError(
+        _where(ctx, "engine"), f"{nodes} nodes asked for {ctx.profile.id}: {why}", follows
+    )
 
 
 def _check_tp(ctx: Context, tp: int, nodes: int) -> None:
     arch = ctx.model.architecture
     where = _where(ctx, "envelope", "tp")
     split = f"split over {nodes} nodes, TP per node is {tp}"
+    follows = _parallel(ctx)
     if arch.num_attention_heads % tp:
         raise K8sError(
             where,
             f"{split}, which does not divide the {arch.num_attention_heads} attention "
             f"heads of {ctx.model.id}",
+            follows,
         )
     kv = arch.num_kv_heads
     if kv % tp and tp % kv:
         raise K8sError(
-            where, f"{split}, which neither divides nor is a multiple of the {kv} KV heads"
+            where,
+            f"{split}, which neither divides nor is a multiple of the {kv} KV heads",
+            follows,
         )
     if nodes > arch.num_layers:
-        raise K8sError(where, f"{nodes} pipeline stages for {arch.num_layers} layers")
+        raise K8sError(where, f"{nodes} pipeline stages for {arch.num_layers} layers", follows)
 
 
 MANAGED = {"app.kubernetes.io/managed-by": "profilegen"}
