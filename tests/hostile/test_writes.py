@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from profilegen.write import ASIDE_PREFIX as ASIDE
 from profilegen.write import STAGE_PREFIX, signals_held, write_folder
 from tests.hostile.build import PATCH_FILE
 from tests.support.base import build_base
@@ -55,6 +56,34 @@ def wait_for(predicate: object, limit: float = 30.0) -> None:
         time.sleep(0.0005)
 
 
+def outside_stage(folder: Path) -> dict[str, bytes]:
+    """The folder as its reader sees it: every file but a writer's stage and set-aside."""
+    return {k: v for k, v in tree(folder).items() if not k.startswith((STAGE_PREFIX, ASIDE))}
+
+
+def _stopped(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in "TtZX"
+    except OSError:
+        return True
+
+
+def stop_while_staging(pid: int, out: Path, unchanged: object, alive: object) -> None:
+    """Stops the writer (SIGSTOP, then waits until it is stopped) at a moment when it is
+    staging and has not touched `out` yet: each try is judged while the writer stands still,
+    so a busy machine cannot let it slip past staging between the look and the stop."""
+    end = time.monotonic() + 60
+    while time.monotonic() < end:
+        os.kill(pid, signal.SIGSTOP)
+        wait_for(lambda: _stopped(pid), limit=10)
+        if staging(out) and unchanged():  # type: ignore[operator]
+            return
+        os.kill(pid, signal.SIGCONT)
+        assert alive(), "the writer finished before it could be stopped"  # type: ignore[operator]
+        time.sleep(0.0005)
+    raise AssertionError("the writer was never seen staging")
+
+
 # -- the writer itself, in a process of its own --------------------------------------------
 
 WRITER = textwrap.dedent(
@@ -84,11 +113,13 @@ def staging(folder: Path) -> bool:
 
 def interrupted_writer(out: Path, tag: str) -> subprocess.CompletedProcess[bytes]:
     """The writer, stopped while it stages its files, sent SIGINT, then let go."""
+    before = outside_stage(out)
     proc = subprocess.Popen([sys.executable, "-c", WRITER, str(out), tag], stderr=subprocess.PIPE)
     try:
         wait_for(lambda: staging(out) or proc.poll() is not None)
-        proc.send_signal(signal.SIGSTOP)
-        assert staging(out), "the writer finished before it could be stopped"
+        stop_while_staging(
+            proc.pid, out, lambda: outside_stage(out) == before, lambda: proc.poll() is None
+        )
         proc.send_signal(signal.SIGINT)
         proc.send_signal(signal.SIGCONT)
         _, err = proc.communicate(timeout=30)
@@ -161,8 +192,9 @@ def test_render_interrupted_while_staging_writes_nothing(crowded: Path, tmp_path
     child = start_cli_process(args, tmp_path / "stdout", err, cwd=tmp_path)
     try:
         wait_for(lambda: staging(out) or not child.is_alive(), limit=60)
-        os.kill(child.pid, signal.SIGSTOP)  # type: ignore[arg-type]
-        assert staging(out), err.read_text()
+        pid = child.pid
+        assert pid is not None, err.read_text()
+        stop_while_staging(pid, out, lambda: not out.exists(), child.is_alive)
         os.kill(child.pid, signal.SIGINT)  # type: ignore[arg-type]
         os.kill(child.pid, signal.SIGCONT)  # type: ignore[arg-type]
         child.join(60)
