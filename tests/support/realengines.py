@@ -373,9 +373,24 @@ def stop(shared: Path) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
         for _ in range(100):
-            os.kill(pid, 0)
-            time.sleep(0.1)
+            if _gone(pid):
+                return
+            time.sleep(0.05)
         os.killpg(pid, signal.SIGKILL)
+        _gone(pid)
+
+
+def _gone(pid: int) -> bool:
+    """Whether the process has ended: reaped here when it is this process's child (a child
+    that has ended stays a zombie, which signal 0 still reaches, until its parent waits)."""
+    with contextlib.suppress(ChildProcessError):
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return True
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state in ("Z", "X")
 
 
 def wait(shared: Path, timeout: float) -> dict[str, Any]:
