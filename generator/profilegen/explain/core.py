@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -97,7 +97,9 @@ def check_scenario(rendered: Rendered, scenario: Scenario) -> None:
             raise UsageError(f"-e {name}: {rendered.profile_id} reads no variable {name} ({hint})")
 
 
-@lru_cache(maxsize=32)
+# A check prepares every scenario of every profile twice (the record and the facts rule):
+# each compose is parsed once per process.
+@lru_cache(maxsize=1024)
 def _parsed_service(compose: bytes) -> dict[str, Any]:
     doc = YAML(typ="safe").load(compose.decode())
     (service,) = doc["services"].values()
@@ -111,14 +113,24 @@ def _service(rendered: Rendered) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Prepared:
-    """One scenario of one profile, ready to run: its container's layout and its launch."""
+    """One scenario of one profile, ready to run: its container's layout and its launch
+    (worked out only when the run is not remembered)."""
 
     profile: Profile
     scenario: Scenario
     gpus: int
     kind: str
-    job: Job
     key: str | None
+    rendered: Rendered
+    binary: str
+
+    @cached_property
+    def job(self) -> Job:
+        host = dict(self.scenario.env)
+        service = interpolate_all(_service(self.rendered), host)
+        env = tuple(sorted(container_env(service, host).items()))
+        launch = Launch(entry_argv(service), env, self.gpus, self.scenario.nvlink)
+        return Job(compose_layout(self.rendered, service), (launch,), (stub_path(self.binary),))
 
 
 def prepare(
@@ -126,15 +138,10 @@ def prepare(
 ) -> Prepared:
     """The container of `rendered` under `scenario`: interpolated as Compose would, laid out."""
     check_scenario(rendered, scenario)
-    host = dict(scenario.env)
-    service = interpolate_all(_service(rendered), host)
     engine = registry.engines[profile.engine]
     gpus = scenario.gpus or registry.rigs[profile.rig].count
-    env = container_env(service, host)
-    launch = Launch(entry_argv(service), tuple(sorted(env.items())), gpus, scenario.nvlink)
-    job = Job(compose_layout(rendered, service), (launch,), (stub_path(engine.binary),))
     key = run_key(rendered.files(), scenario.env, gpus, scenario.nvlink, engine.binary)
-    return Prepared(profile, scenario, gpus, engine.kind, job, key)
+    return Prepared(profile, scenario, gpus, engine.kind, key, rendered, engine.binary)
 
 
 def run_prepared(items: Sequence[Prepared]) -> list[Explanation]:

@@ -43,11 +43,18 @@ def run_key(
     not be stored."""
     if any(name in UNSTORED for name, _ in env):
         return None
-    digest = hashlib.sha256(sources_digest())
-    for name, data in sorted(files.items()):
-        digest.update(b"\0" + name.encode() + b"\0" + hashlib.sha256(data).digest())
+    digest = hashlib.sha256(_bundle_digest(tuple(sorted(files.items()))))
     digest.update(repr((env, gpus, nvlink, binary)).encode())
     return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=1024)
+def _bundle_digest(files: tuple[tuple[str, bytes], ...]) -> bytes:
+    """The sandbox's code and a bundle's files (hashed once for all of its scenarios)."""
+    digest = hashlib.sha256(sources_digest())
+    for name, data in files:
+        digest.update(b"\0" + name.encode() + b"\0" + hashlib.sha256(data).digest())
+    return digest.digest()
 
 
 def recall(key: str | None) -> Run | None:
