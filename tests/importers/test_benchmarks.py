@@ -226,3 +226,23 @@ def test_the_benchmark_page_charts_every_measured_row(target: Path) -> None:
         for r in drawn.values()
     }
     assert len(scale) == 1
+
+
+def test_a_reimport_replaces_imported_records_where_they_stand() -> None:
+    from profilegen.importers.club3090.run import _replaced_imports
+
+    def row(n: int) -> dict[str, Any]:
+        return {"source": f"row {n}", "origin": {"file": "BENCHMARKS.md", "line": n}}
+
+    mine, later = {"source": "my own boot"}, {"source": "a GPU boot recorded after the import"}
+    # Records a maintainer added after an import stay after the imported rows.
+    assert _replaced_imports([row(1), row(2), later], [row(3)]) == [row(3), later]
+    assert _replaced_imports([mine, row(1), later], [row(2), row(3)]) == [
+        mine,
+        row(2),
+        row(3),
+        later,
+    ]
+    # A first import puts its rows after the profile's own records; none left, none added.
+    assert _replaced_imports([mine], [row(1)]) == [mine, row(1)]
+    assert _replaced_imports([row(1), later], []) == [later]

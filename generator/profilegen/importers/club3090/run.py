@@ -112,12 +112,14 @@ def _benchmarks(tree: Tree, entries: list[Any], out: Catalogue, root: Path) -> L
 def _with_evidence(
     profile: dict[str, Any], records: list[dict[str, Any]] | None, *, production: bool
 ) -> None:
-    """The profile's own records, then the rows imported for it (replacing earlier imports);
-    a profile upstream rates production is production here only with evidence."""
+    """The profile's records with the rows imported for it in place of the earlier imports
+    (where those stood; after its own records on a first import), so a re-import moves no
+    record of its own; a profile upstream rates production is production here only with
+    evidence."""
     if records is not None:  # None: no BENCHMARKS.md at this revision, what is recorded stays
-        kept = [e for e in profile.get("evidence", []) if not imported(e)]
-        if kept or records:
-            profile["evidence"] = kept + records
+        evidence = _replaced_imports(profile.get("evidence", []), records)
+        if evidence:
+            profile["evidence"] = evidence
         else:
             profile.pop("evidence", None)
     if not production:
@@ -130,6 +132,20 @@ def _with_evidence(
         profile["caveats"] = caveats
     else:
         profile.pop("caveats", None)
+
+
+def _replaced_imports(
+    evidence: list[dict[str, Any]], records: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    placed = False
+    for record in evidence:
+        if not imported(record):
+            out.append(record)
+        elif not placed:
+            out += records
+            placed = True
+    return out if placed else out + records
 
 
 def _laid_out(
