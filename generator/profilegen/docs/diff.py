@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..model import Profile
+from ..model.common import is_option
 from ..model.evidence import has_decode, newest
 
 # Naming and prose, not behaviour: not compared.
@@ -56,7 +57,7 @@ def flags(argv: tuple[str, ...]) -> dict[str, str]:
     current = "(args)"
     values: dict[str, list[str]] = {}
     for word in argv:
-        if word.startswith("-") and len(word) > 1 and not _number(word):
+        if is_option(word):
             current = word
             values.setdefault(current, [])
             if current in out:
@@ -89,11 +90,3 @@ def evidence_text(p: Profile) -> str:
         "-" if v is None else f"{v:g}" for v in (m.decode_tps_narrative, m.decode_tps_code)
     )
     return f"{head}; newest speed {speed} tok/s on {ev.rig} ({ev.date})"
-
-
-def _number(word: str) -> bool:
-    try:
-        float(word)
-    except ValueError:
-        return False
-    return True

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..model.common import is_option
 from .core import Explanation
 from .secrets import shown
 
@@ -19,19 +20,11 @@ def flag_lines(argv: tuple[str, ...]) -> list[str]:
     """A flag and its values on one line; positional words on their own."""
     lines: list[str] = []
     for word in argv:
-        if word.startswith("-") and len(word) > 1 and not _number(word) or not lines:
+        if is_option(word) or not lines:
             lines.append(word)
         else:
             lines[-1] += " " + word
     return lines
-
-
-def _number(word: str) -> bool:
-    try:
-        float(word)
-    except ValueError:
-        return False
-    return True
 
 
 def engine_env(env: dict[str, str]) -> dict[str, str]:

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..errors import Severity, suggest
+from ..model.common import is_option
 from ..model.facts import EngineFacts, FlagFacts
 from ..render import Rendered
-
-NUMBER = re.compile(r"^-[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$")
 
 
 @dataclass(frozen=True)
@@ -25,10 +23,6 @@ class Problem:
     hint: str | None = None
     severity: Severity = Severity.ERROR
     key: str | None = None  # a JSON key of the flag's value
-
-
-def _is_option(word: str) -> bool:
-    return word.startswith("-") and len(word) > 1 and not NUMBER.match(word)
 
 
 def server_words(rendered: Rendered, argv: Sequence[str]) -> tuple[str, ...]:
@@ -45,7 +39,7 @@ def judge_argv(facts: EngineFacts, argv: Sequence[str]) -> list[Problem]:
     i = 0
     while i < len(argv):
         word = argv[i]
-        if not _is_option(word):
+        if not is_option(word):
             if positionals > 0:
                 positionals -= 1
             else:
@@ -95,7 +89,7 @@ def _values(
         arity = {"1": "0", "?": "0", "2": "1"}.get(arity, arity)
     limit = {"0": 0, "1": 1, "2": 2, "?": 1}.get(arity, len(argv))
     end = start
-    while end < len(argv) and end - start < limit and not _is_option(argv[end]):
+    while end < len(argv) and end - start < limit and not is_option(argv[end]):
         end += 1
     return list(argv[start:end]), end
 
@@ -244,7 +238,7 @@ def _unknown(i: int, word: str, base: str, facts: EngineFacts) -> Problem:
 
 
 def _stray(i: int, argv: Sequence[str]) -> Problem:
-    before = next((w for w in reversed(argv[:i]) if _is_option(w)), None)
+    before = next((w for w in reversed(argv[:i]) if is_option(w)), None)
     what = f"after {before}, which takes no more values" if before else "before any flag"
     return Problem(i, argv[i], None, f"stray word {argv[i]!r} {what}")
 

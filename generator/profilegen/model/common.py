@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from enum import Enum
 from typing import Annotated, Literal
 
@@ -15,6 +16,15 @@ ENV_NAME_PATTERN = r"^[A-Z_][A-Z0-9_]{0,63}$"
 # Free text may hold anything a person types, but no control characters other than
 # tab and newline: YAML cannot carry most of them and terminals misrender them.
 TEXT_PATTERN = r"^[^\x00-\x08\x0b-\x1f\x7f]*$"
+
+# A negative number (`--seed -1`) is an option's value, not an option.
+_NEGATIVE_NUMBER = re.compile(r"-[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+
+
+def is_option(word: str) -> bool:
+    """Whether a word of an engine's command line names an option (`-c`, `--ctx-size`)."""
+    return word.startswith("-") and len(word) > 1 and not _NEGATIVE_NUMBER.fullmatch(word)
+
 
 Id = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
 EnvName = Annotated[str, StringConstraints(pattern=ENV_NAME_PATTERN)]

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 
 from ...explain.interpolate import InterpolationError, interpolate
+from ...model.common import is_option
 
 _CHAIN = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?-")
 
@@ -75,15 +76,11 @@ def split_words(text: str) -> list[str]:
     return words
 
 
-def is_flag(word: str) -> bool:
-    return word.startswith("-") and len(word) > 1 and not re.fullmatch(r"-\d[\d.]*", word)
-
-
 def group_flags(words: list[str]) -> list[tuple[str | None, list[str]]]:
     """(flag, its values) in order; leading positional words under None."""
     out: list[tuple[str | None, list[str]]] = []
     for word in words:
-        if is_flag(word) and not word.startswith("${"):
+        if is_option(word) and not word.startswith("${"):
             out.append((word, []))
         elif out:
             out[-1][1].append(word)

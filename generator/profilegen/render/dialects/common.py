@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ...model.common import is_option
 from ..command import Arg
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ def spec_extra_args(ctx: Context) -> list[Arg]:
 def group_words(words: list[str]) -> list[Arg]:
     args: list[Arg] = []
     for word in words:
-        if word.startswith("-") and len(word) > 1:
+        if is_option(word):
             args.append(Arg(word, (), "extra"))
         elif not args:
             args.append(Arg(None, (word,), "extra"))
