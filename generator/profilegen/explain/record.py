@@ -16,9 +16,9 @@ from typing import Any
 
 from ..registry import Registry
 from ..render import Rendered
-from .core import Explanation, prepare, run_prepared
+from .core import Explanation
 from .report import as_json
-from .scenarios import scenarios_for
+from .scenarios import explain_profiles
 
 RECORD_NAME = "explain.json"
 # Keys of an explanation that say which scenario it was (the record's keys say that).
@@ -65,12 +65,4 @@ def record(explanations: list[Explanation]) -> bytes:
 def records(registry: Registry, rendered: Mapping[str, Rendered]) -> dict[str, bytes]:
     """Every rendered profile's record, its scenarios run in one batch (each run is kept in
     the result cache, which `check` shares)."""
-    todo = [
-        prepare(registry, registry.profiles[pid], scenario, r)
-        for pid, r in sorted(rendered.items())
-        for scenario in scenarios_for(registry, registry.profiles[pid], r)
-    ]
-    by_profile: dict[str, list[Explanation]] = {pid: [] for pid in rendered}
-    for explanation in run_prepared(todo):
-        by_profile[explanation.profile].append(explanation)
-    return {pid: record(runs) for pid, runs in by_profile.items()}
+    return {pid: record(runs) for pid, runs in explain_profiles(registry, rendered).items()}

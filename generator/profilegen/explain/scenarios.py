@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ..model import Profile
 from ..registry import Registry
 from ..render import Rendered
-from .core import Scenario, known_variables
+from .core import Explanation, Scenario, known_variables, prepare, run_prepared
 
 # The host environments: the defaults, the drafter switch, an envelope override, NVLink, a
 # value a guard refuses, and a malformed draft width. Each applies to the profiles whose
@@ -27,3 +29,19 @@ def scenarios_for(registry: Registry, profile: Profile, rendered: Rendered) -> l
     """The scenarios that apply: only those whose variables the profile's compose reads."""
     known = known_variables(rendered)
     return [Scenario(env) for env in SCENARIOS if all(name in known for name, _ in env)]
+
+
+def explain_profiles(
+    registry: Registry, rendered: Mapping[str, Rendered]
+) -> dict[str, list[Explanation]]:
+    """Profile id -> its scenarios explained, in the order `scenarios_for` gives them: all of
+    them run in one batch (and a run the result cache holds is not run again)."""
+    todo = [
+        prepare(registry, registry.profiles[pid], scenario, r)
+        for pid, r in sorted(rendered.items())
+        for scenario in scenarios_for(registry, registry.profiles[pid], r)
+    ]
+    out: dict[str, list[Explanation]] = {pid: [] for pid in sorted(rendered)}
+    for explanation in run_prepared(todo):
+        out[explanation.profile].append(explanation)
+    return out

@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from ..cache import Store
 from ..registry import Registry
 from ..render import Rendered
-from .core import Prepared, prepare, run_prepared
 from .memo import sources_digest
-from .scenarios import scenarios_for
+from .scenarios import explain_profiles
 
 # Bump when the sandbox or the verdict changes, so cached outcomes are not reused.
 VERDICT_VERSION = "3"
@@ -72,19 +71,18 @@ def scenario_outcomes(
     store = Store("verdict")
     out: dict[str, list[Outcome]] = {}
     keys: dict[str, str] = {}
-    todo: list[Prepared] = []
+    todo: dict[str, Rendered] = {}
     for pid, r in sorted(rendered.items()):
-        profile = registry.profiles[pid]
-        keys[pid] = _key(r, registry.engines[profile.engine].kind)
+        keys[pid] = _key(r, registry.engines[registry.profiles[pid].engine].kind)
         hit = _load(store.get(keys[pid]))
         if hit is not None:
             out[pid] = hit
         else:
-            todo += [prepare(registry, profile, s, r) for s in scenarios_for(registry, profile, r)]
-    fresh: dict[str, list[Outcome]] = {}
-    for result in run_prepared(todo):
-        outcome = Outcome(result.scenario.label, result.launched, result.exit_code, result.message)
-        fresh.setdefault(result.profile, []).append(outcome)
+            todo[pid] = r
+    fresh = {
+        pid: [Outcome(e.scenario.label, e.launched, e.exit_code, e.message) for e in runs]
+        for pid, runs in explain_profiles(registry, todo).items()
+    }
     for pid, outcomes in fresh.items():
         store.put(keys[pid], json.dumps([o.__dict__ for o in outcomes]).encode())
     return dict(sorted({**out, **fresh}.items()))

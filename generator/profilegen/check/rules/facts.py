@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ...errors import Finding, Location, Severity
-from ...explain.core import Explanation, prepare, run_prepared
-from ...explain.scenarios import scenarios_for
+from ...explain.core import Explanation
+from ...explain.scenarios import explain_profiles
 from ...facts.engine import FAMILIES
 from ...facts.judge import Problem, judge_argv, judge_env, server_words
 from ...model import Profile
@@ -26,16 +26,14 @@ def facts_files(ctx: CheckContext) -> Iterator[Finding]:
     reg = ctx.registry
     for engine_id in sorted(reg.engines):
         if engine_id not in reg.facts:
-            yield ctx.finding(
-                "engine-facts-file",
+            yield ctx.report(
                 reg.where("engines", engine_id, ("id",)),
                 f"{engine_id} has no facts file: what its profiles pass is not checked against "
                 "its release",
                 hint=f"profilegen engine facts {engine_id} (or --none REASON)",
             )
     for engine_id in sorted(set(reg.facts) - set(reg.engines)):
-        yield ctx.finding(
-            "engine-facts-file",
+        yield ctx.report(
             reg.where("facts", engine_id),
             f"facts of {engine_id!r}, which is not an engine",
             hint="remove the file, or add the engine",
@@ -55,24 +53,9 @@ def engine_facts(ctx: CheckContext) -> Iterator[Finding]:
         for p in reg.concrete_profiles()
         if p.id in ctx.rendered and (f := reg.facts.get(p.engine)) is not None and f.known
     ]
-    runs = _explanations(reg, ctx.rendered, judged)
+    runs = explain_profiles(reg, {pid: ctx.rendered[pid] for pid in judged})
     for pid in judged:
         yield from _profile_findings(ctx, reg.profiles[pid], runs[pid])
-
-
-def _explanations(
-    reg: Registry, rendered: dict[str, Rendered], ids: list[str]
-) -> dict[str, list[Explanation]]:
-    """Each profile's explain scenarios, in one batch (runs the explain rule made are reused)."""
-    items = [
-        prepare(reg, reg.profiles[pid], scenario, rendered[pid])
-        for pid in ids
-        for scenario in scenarios_for(reg, reg.profiles[pid], rendered[pid])
-    ]
-    out: dict[str, list[Explanation]] = {pid: [] for pid in ids}
-    for explanation in run_prepared(items):
-        out[explanation.profile].append(explanation)
-    return out
 
 
 def _profile_findings(ctx: CheckContext, p: Profile, runs: list[Explanation]) -> Iterator[Finding]:
@@ -91,8 +74,7 @@ def _profile_findings(ctx: CheckContext, p: Profile, runs: list[Explanation]) ->
             found.setdefault(key, (problem, []))[1].append(label)
     for (where, message), (problem, labels) in found.items():
         when = "" if "defaults" in labels else f" (with {labels[0]})"
-        yield ctx.finding(
-            "engine-facts",
+        yield ctx.report(
             where,
             f"{p.engine}: {message}{when}",
             hint=problem.hint,
