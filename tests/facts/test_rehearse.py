@@ -11,24 +11,11 @@ import pytest
 from profilegen.facts.rehearse import rehearse_profile
 from profilegen.registry import open_registry
 from profilegen.render import render_profile
+from tests.check.mutations import VENDORED_YAML as PATCH_YAML
 from tests.support.cli import invoke_in
 
 PROFILE = "registry/profiles/qwen38-27b-dual-fast.yaml"
 DIFF = b"--- a/x.py\n+++ b/x.py\n@@ -1,2 +1,2 @@\n def f():\n-    return 1\n+    return 2  # tiny\n"
-PATCH_YAML = """\
-# yaml-language-server: $schema=../../schema/patch.schema.json
-id: vllm-tiny-vendored
-title: A vendored one-line fix
-engine: vllm-v0.27.1
-source:
-  kind: vendored
-  files:
-    - {path: fix.patch, size: %d, sha256: %s}
-steps:
-  - {method: diff, file: fix.patch, target: x.py, marker: "# tiny"}
-capability: the fixed line
-drop_when: the image ships the fix
-"""
 
 
 @pytest.fixture

@@ -27,8 +27,9 @@ from profilegen.explain.core import Scenario, explain
 from profilegen.model.gateway import LITELLM_IMAGE
 from profilegen.registry import open_registry
 from tests.support.cli import invoke_in
-from tests.support.litellm import proxy_binary, start_proxy, tail, wait_proxy
+from tests.support.litellm import proxy_binary, start_proxy, wait_proxy
 from tests.support.openai_stub import StubEngine
+from tests.support.ready import tail
 from tests.support.repo import REPO
 
 ESTATE = "qwen38-dual-estate"

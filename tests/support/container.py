@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import socket
 import subprocess
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +18,7 @@ from typing import Any
 from profilegen import sandbox as box
 from tests.support.composego import compose_config
 from tests.support.publish import RELAY, RELAY_PATH, SOCKET_DIR, Published, relay_argv
+from tests.support.ready import wait_ready
 
 # What an image's environment gives every container before the service's own variables.
 IMAGE_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
@@ -124,25 +122,7 @@ def start(
 
 def wait_healthy(running: Running, timeout: float) -> None:
     """Until the engine answers /health with 200 (llama-server: the model is loaded)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if running.proc.poll() is not None:
-            raise AssertionError(
-                f"the container exited {running.proc.returncode}:\n{tail(running.log)}"
-            )
-        try:
-            with urllib.request.urlopen(f"{running.url}/health", timeout=2) as answer:
-                if answer.status == 200:
-                    return
-        except (OSError, urllib.error.URLError):
-            pass
-        time.sleep(0.1)
-    raise AssertionError(f"no /health 200 within {timeout:.0f} s:\n{tail(running.log)}")
-
-
-def tail(log: Path, lines: int = 40) -> str:
-    text = log.read_text(errors="replace") if log.is_file() else ""
-    return "\n".join(text.splitlines()[-lines:])
+    wait_ready(running.proc, f"{running.url}/health", running.log, timeout, "the container")
 
 
 def run_to_end(

@@ -6,10 +6,9 @@ import os
 import shutil
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
+
+from tests.support.ready import wait_ready
 
 READY_WITHIN = 90.0  # seconds: the proxy imports for several seconds on a slow machine
 
@@ -50,19 +49,4 @@ def start_proxy(
 
 
 def wait_proxy(proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
-    deadline = time.monotonic() + READY_WITHIN
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"the proxy exited {proc.returncode}:\n{tail(log)}")
-        try:
-            with urllib.request.urlopen(f"{url}/health/readiness", timeout=2) as answer:
-                if answer.status == 200:
-                    return
-        except (OSError, urllib.error.URLError):
-            pass
-        time.sleep(0.2)
-    raise AssertionError(f"the proxy was not ready within {READY_WITHIN:.0f} s:\n{tail(log)}")
-
-
-def tail(log: Path, lines: int = 30) -> str:
-    return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
+    wait_ready(proc, f"{url}/health/readiness", log, READY_WITHIN, "the proxy")
