@@ -7,7 +7,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import Severity, UsageError
+from ..errors import Severity, UsageError, printable
 from ..generated.schemas import build_schemas
 from ..lockfile.lock import LOCK_NAME, Lock
 from ..write import write_files
@@ -92,7 +92,7 @@ def _prove(root: Path) -> None:
 
 def shown(folder: Path) -> str:
     """The folder as messages name it."""
-    return "the current folder" if folder == Path() else str(folder)
+    return "the current folder" if folder == Path() else printable(str(folder))
 
 
 def _refuse_registry(folder: Path) -> None:
