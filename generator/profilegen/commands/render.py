@@ -255,12 +255,14 @@ def _drift(
     root: Path, plan: dict[str, bytes], removed: list[Path], tops: tuple[str, ...], fmt: str
 ) -> int:
     """`render --all --check`: each file it would write or remove, on stderr; exit 1 if any."""
-    missing = [rel for rel in sorted(plan) if not (root / rel).is_file()]
-    stale = [
-        rel
-        for rel, content in sorted(plan.items())
-        if rel not in missing and (root / rel).read_bytes() != content
-    ]
+    missing: list[str] = []
+    stale: list[str] = []
+    for rel, content in sorted(plan.items()):
+        path = root / rel
+        if not path.is_file():
+            missing.append(rel)
+        elif path.read_bytes() != content:
+            stale.append(rel)
     gone = [p.relative_to(root).as_posix() for p in removed]
     if fmt == "json":
         echo_json({"files": len(plan), "missing": missing, "stale": stale, "removed": gone})
