@@ -137,3 +137,14 @@ def test_sglang_spec_toggle() -> None:
 
     proc, argv = _run("qwen36-27b-dual-eagle3", SPEC_N="abc")
     assert proc.exit_code == 1 and "SPEC_N must be a whole number" in (proc.message or "")
+
+
+def test_a_negative_value_in_extra_args_stays_with_its_option() -> None:
+    from profilegen.render.command import Arg
+    from profilegen.render.dialects.common import group_words
+
+    assert group_words(["--seed", "-1", "--no-mmap", "-c", "4096"]) == [
+        Arg("--seed", ("-1",), "extra"),
+        Arg("--no-mmap", (), "extra"),
+        Arg("-c", ("4096",), "extra"),
+    ]
