@@ -40,7 +40,8 @@ if [[ -n ${CUDA_VISIBLE_DEVICES-} ]]; then
   IFS=, read -ra pg_visible <<<"$CUDA_VISIBLE_DEVICES"
   pg_gpu_count=${#pg_visible[@]}
 else
-  pg_gpu_count=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+  pg_count_gpus
+  pg_gpu_count=$pg_gpus
 fi
 if ((pg_gpu_count > 0 && pg_gpu_count < TP)); then
   pg_die 2 "TP=$TP needs $TP GPUs, this container sees $pg_gpu_count; refusing to boot"

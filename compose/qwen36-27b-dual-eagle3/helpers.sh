@@ -13,7 +13,8 @@ pg_die() {
 pg_say() { printf 'profilegen: %s\n' "$*" >&2; }
 
 # Tunables: NAME takes DEFAULT when unset or empty, and must then be of TYPE (int, float,
-# word, bool, path or text), so that a typo fails loudly at boot.
+# word, bool, path or text), so that a typo fails loudly at boot. The types are patterns
+# (bash's extended globs, which [[ == ]] always takes): a match costs no regex compiled.
 pg_tunable() {
   local name=$1 kind=$2
   [[ -n ${!name-} ]] || printf -v "$name" '%s' "$3"
@@ -22,9 +23,9 @@ pg_tunable() {
 pg_check() {
   local name=$1 kind=$2 value=${!1-}
   case $kind in
-    int) [[ $value =~ ^-?[0-9]+$ ]] || pg_die 1 "$name must be a whole number, got '$value'" ;;
-    float) [[ $value =~ ^-?([0-9]+([.][0-9]*)?|[.][0-9]+)([eE][-+]?[0-9]+)?$ ]] || pg_die 1 "$name must be a number, got '$value'" ;;
-    word) [[ $value =~ ^[A-Za-z0-9_.:,+-]+$ ]] || pg_die 1 "$name must be a plain word, got '$value'" ;;
+    int) [[ $value == ?(-)+([0-9]) ]] || pg_die 1 "$name must be a whole number, got '$value'" ;;
+    float) [[ $value == ?(-)@(+([0-9])?(.*([0-9]))|.+([0-9]))?([eE]?([-+])+([0-9])) ]] || pg_die 1 "$name must be a number, got '$value'" ;;
+    word) [[ $value == +([A-Za-z0-9_.:,+-]) ]] || pg_die 1 "$name must be a plain word, got '$value'" ;;
     bool)
       case ${value,,} in
         1 | true | yes | on) printf -v "$name" true ;;
@@ -34,22 +35,100 @@ pg_check() {
     *) ;;
   esac
 }
+# Numbers are compared as decimals, in bash itself (no awk: an image without it must not skip
+# a bound). pg_compare A B sets pg_cmp to -1, 0 or 1. Most numbers fit six decimals and twelve
+# digits before the point: they are compared as integers of millionths (pg_fixed sets pg_fx);
+# any other is compared digit by digit (pg_decimal sets pg_dec to SIGN INTEGER FRACTION, the
+# exponent applied and the padding zeros dropped).
+pg_fixed() {
+  local v=${1#+} s= i f
+  if [[ $v == -* ]]; then s=- v=${v#-}; fi
+  i=${v%%.*} f=
+  if [[ $v == *.* ]]; then f=${v#*.}; fi
+  [[ -n $i$f && $i$f != *[!0-9]* ]] && ((${#i} <= 12 && ${#f} <= 6)) || return 1
+  f+=000000
+  pg_fx=$s$((10#0$i * 1000000 + 10#${f:0:6}))
+}
+pg_decimal() {
+  local v=${1#+} sign=1 int frac e=0 n pad
+  if [[ $v == -* ]]; then sign=-1 v=${v#-}; fi
+  if [[ $v == *[eE]* ]]; then
+    e=${v#*[eE]} v=${v%%[eE]*}
+    if [[ $e == -* ]]; then e=$((-10#${e#-})); else e=$((10#${e#+})); fi
+    # Past 400 places a bound is beyond any tunable's reach: the value only has to stay large
+    # (or tiny), not exact.
+    ((e <= 400)) || e=400
+    ((e >= -400)) || e=-400
+  fi
+  int=${v%%.*} frac=
+  if [[ $v == *.* ]]; then frac=${v#*.}; fi
+  if ((e > 0)); then
+    n=$e
+    printf -v pad "%*s" "$n" ""
+    frac+=${pad// /0}
+    int+=${frac:0:n} frac=${frac:n}
+  elif ((e < 0)); then
+    n=$((-e))
+    printf -v pad "%*s" "$n" ""
+    int=${pad// /0}$int
+    frac=${int: -n}$frac int=${int:0:${#int}-n}
+  fi
+  int=${int#"${int%%[!0]*}"} frac=${frac%"${frac##*[!0]}"}
+  [[ -n $int$frac ]] || sign=0
+  pg_dec=("$sign" "$int" "$frac")
+}
+pg_compare() {
+  local a b ai bi af bf
+  if pg_fixed "$1"; then
+    a=$pg_fx
+    if pg_fixed "$2"; then
+      pg_cmp=$((a < pg_fx ? -1 : a > pg_fx))
+      return 0
+    fi
+  fi
+  pg_decimal "$1"
+  a=("${pg_dec[@]}")
+  pg_decimal "$2"
+  b=("${pg_dec[@]}")
+  if ((a[0] != b[0])); then
+    pg_cmp=$((a[0] < b[0] ? -1 : 1))
+    return 0
+  fi
+  ai=${a[1]} bi=${b[1]} af=${a[2]} bf=${b[2]}
+  while ((${#af} < ${#bf})); do af+=0; done
+  while ((${#bf} < ${#af})); do bf+=0; done
+  if ((${#ai} != ${#bi})); then
+    pg_cmp=$((${#ai} < ${#bi} ? -1 : 1))
+  elif [[ $ai$af == "$bi$bf" ]]; then
+    pg_cmp=0
+  elif [[ $ai$af < $bi$bf ]]; then
+    pg_cmp=-1
+  else
+    pg_cmp=1
+  fi
+  pg_cmp=$((pg_cmp * a[0]))
+}
 # A number's bounds: NAME gt|ge|- LOW lt|le|- HIGH TEXT. They are noted as the tunables are
-# read and checked together by one awk afterwards (pg_ranges); the first one broken is named.
+# read and checked together afterwards (pg_ranges), so that every type is checked first; the
+# first bound broken is named.
 pg_bounds=()
 pg_range() { pg_bounds+=("$1" "${!1-}" "$2" "$3" "$4" "$5" "$6"); }
 pg_ranges() {
-  local at
-  ((${#pg_bounds[@]})) || return 0
-  command -v awk >/dev/null || return 0
-  at=$(awk 'BEGIN {
-    for (i = 1; i < ARGC; i += 7) {
-      v = ARGV[i + 1] + 0; op1 = ARGV[i + 2]; lo = ARGV[i + 3]; op2 = ARGV[i + 4]; hi = ARGV[i + 5]
-      if ((op1 == "ge" && v < lo) || (op1 == "gt" && v <= lo) ||
-          (op2 == "le" && v > hi) || (op2 == "lt" && v >= hi)) { print i - 1; exit }
-    }
-    exit }' "${pg_bounds[@]}") || pg_die 1 "awk could not check the tunables' bounds"
-  [[ -z $at ]] || pg_die 1 "${pg_bounds[at]} must be ${pg_bounds[at + 6]}, got '${pg_bounds[at + 1]}'"
+  local at low high
+  for ((at = 0; at < ${#pg_bounds[@]}; at += 7)); do
+    low=${pg_bounds[at + 2]} high=${pg_bounds[at + 4]}
+    if [[ $low != - ]]; then
+      pg_compare "${pg_bounds[at + 1]}" "${pg_bounds[at + 3]}"
+      ((pg_cmp > 0)) || [[ $low == ge && $pg_cmp == 0 ]] || pg_out_of_range "$at"
+    fi
+    if [[ $high != - ]]; then
+      pg_compare "${pg_bounds[at + 1]}" "${pg_bounds[at + 5]}"
+      ((pg_cmp < 0)) || [[ $high == le && $pg_cmp == 0 ]] || pg_out_of_range "$at"
+    fi
+  done
+}
+pg_out_of_range() {
+  pg_die 1 "${pg_bounds[$1]} must be ${pg_bounds[$1 + 6]}, got '${pg_bounds[$1 + 1]}'"
 }
 # NAME must be one of the words that follow.
 pg_oneof() {
@@ -72,15 +151,25 @@ pg_spec_width() {
     '' | on | ON | On | true | yes | 1) ;;
     *) pg_die 1 "SPEC must be off (or on, or unset), got '$SPEC'" ;;
   esac
-  [[ $width =~ ^[0-9]+$ ]] || pg_die 1 "$name must be a whole number, got '$width'"
+  [[ $width == +([0-9]) ]] || pg_die 1 "$name must be a whole number, got '$width'"
   printf -v "$name" '%d' "$((10#$width))"
   ((${!name} <= maximum)) || pg_die 1 "$name=${!name} exceeds the drafter's maximum of $maximum"
 }
 
 # A rig's policy: pg_max_utilization NAME MAXIMUM RIG (NAME holds the memory utilization).
 pg_max_utilization() {
-  awk -v u="${!1}" -v max="$2" 'BEGIN { exit !(u <= max) }' ||
-    pg_die 2 "$1=${!1} exceeds $2 on rig $3; refusing to boot"
+  pg_compare "${!1}" "$2"
+  ((pg_cmp <= 0)) || pg_die 2 "$1=${!1} exceeds $2 on rig $3; refusing to boot"
+}
+
+# The GPUs `nvidia-smi -L` lists (0 when it lists none or is not there): sets pg_gpus.
+pg_count_gpus() {
+  local line lines
+  lines=$(nvidia-smi -L 2>/dev/null || true)
+  pg_gpus=0
+  while IFS= read -r line; do
+    if [[ $line == 'GPU '* ]]; then pg_gpus=$((pg_gpus + 1)); fi
+  done <<<"$lines"
 }
 
 # NVLink (or PCIe peer-to-peer) for NVLINK_MODE, forced or detected at boot: sets pg_nvlink
@@ -98,7 +187,7 @@ pg_p2p_ok() {
 }
 # pg_nvlink_setup NAME: NAME holds the mode (auto, force_on, force_off or pcie_p2p).
 pg_nvlink_setup() {
-  local gpus topo nv part parts alloc
+  local topo nv part parts alloc
   pg_nvlink=0
   pg_p2p_level=NVL
   case ${!1} in
@@ -106,10 +195,8 @@ pg_nvlink_setup() {
     force_off) ;;
     pcie_p2p) pg_nvlink=1 pg_p2p_level=${NCCL_P2P_LEVEL:-PHB} ;;
     auto)
-      # Whole outputs first: grep -q on a pipe may kill the writer and fail it under pipefail.
-      gpus=$(nvidia-smi -L 2>/dev/null || true)
-      gpus=$(grep -c '^GPU ' <<<"$gpus" || true)
-      if ((gpus > 1)); then
+      pg_count_gpus
+      if ((pg_gpus > 1)); then
         topo=$(nvidia-smi topo -m 2>/dev/null || true)
         nv='(^|[[:space:]])NV[0-9]+([[:space:]]|$)'
         if [[ $topo =~ $nv ]]; then
