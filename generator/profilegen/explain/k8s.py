@@ -12,9 +12,10 @@ from ..model import Profile
 from ..registry import Registry
 from ..render.targets.k8s import RenderedK8s
 from ..render.targets.k8s_patches import SCRIPTS_DIR
+from .boxscripts import RECORDERS
 from .core import ENV_NAME, Explanation, Scenario, _explanation
 from .layout import IMAGE_ENV
-from .sandbox import RECORDERS, Job, Launch, Layout, Mount, run_jobs, stub_path
+from .sandbox import Job, Launch, Layout, Mount, run_jobs, stub_path
 
 ROLES = {"server": "entrypoint.sh", "leader": "leader.sh", "worker": "worker.sh"}
 

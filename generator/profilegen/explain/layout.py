@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..render import Rendered
-from .sandbox import RECORDERS, Layout, Mount
+from .boxscripts import RECORDERS
+from .sandbox import Layout, Mount
 
 BUNDLE = "bundle"
 HOST = "host"

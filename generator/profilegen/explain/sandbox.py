@@ -7,7 +7,9 @@ share one box (`profilegen.sandbox`: the host's root read-only underneath, no ne
 of the host's home or work folders); inside it every job gets a mount namespace of its own,
 where its mounts are applied in order, as Compose applies them, so a later mount shadows an
 earlier one exactly as it would in the container. The engine and `nvidia-smi` are stubs at
-their paths; the engine's stub records the argv and environment it was started with.
+their paths, and within a launch functions of the job's bash (`boxscripts.py`): `exec` of an
+engine records the argv and the environment it would hand over, without a process started for
+it, so that a launch costs one fork.
 """
 
 from __future__ import annotations
@@ -21,126 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..sandbox import Bind, Box, run
+from .boxscripts import COMMAND_DIR, DRIVER, ENGINE_STUB, IDLE_NAMES, JOB, JOBS, NVIDIA_SMI, RUN_DIR
 
 TIMEOUT_S = 20
-JOBS = "/pg-explain-jobs"
-RUN_DIR = "/run/pg-explain"
 # Variables bash itself exports to what it starts; they say nothing about the engine's input.
 SHELL_VARIABLES = frozenset({"PATH", "PWD", "OLDPWD", "SHLVL", "_"})
-# Where a command named without a path lives in the image (the first of PATH).
-COMMAND_DIR = "/usr/local/bin"
-# Commands that run beside or before the engine and only take time.
-IDLE_NAMES = ("lmcache", "sleep")
-
-# The stubs are POSIX shell: a launch starts several, and sh starts in a fraction of bash's
-# time. The engine's records what `exec` handed it; `env -0` prints exactly its environment.
-ENGINE_STUB = f"""#!/bin/sh
-read -r out <{RUN_DIR}/launch
-printf '%s\\0' "$0" "$@" >"$out/engine.argv"
-exec /usr/bin/env -0 >"$out/engine.env"
-"""
-# GPUs and link come from a file of the launch's own: the container's environment must stay
-# exactly what the launch is given.
-NVIDIA_SMI = f"""#!/bin/sh
-read -r out <{RUN_DIR}/launch
-read -r n link <"$out/gpus"
-case "$*" in
-  -L*)
-    i=0
-    while [ "$i" -lt "$n" ]; do echo "GPU $i: NVIDIA GeForce RTX 3090 (UUID: GPU-stub-$i)"; i=$((i + 1)); done ;;
-  "topo -m"* | "topo -p2p"*)
-    i=0
-    while [ "$i" -lt "$n" ]; do printf '\\tGPU%d' "$i"; i=$((i + 1)); done
-    echo
-    i=0
-    while [ "$i" -lt "$n" ]; do
-      printf 'GPU%d' "$i"
-      j=0
-      while [ "$j" -lt "$n" ]; do
-        if [ "$i" -eq "$j" ]; then cell=X
-        elif [ "$1 $2" = "topo -m" ]; then cell=$link
-        elif [ "$link" = NV4 ]; then cell=OK
-        else cell=CNS; fi
-        printf '\\t%s' "$cell"
-        j=$((j + 1))
-      done
-      echo
-      i=$((i + 1))
-    done ;;
-esac
-exit 0
-"""
-# One job: its mounts in order, then each launch with exactly its environment. The stubs read
-# which launch runs from a file and write into its folder: nothing to mount or copy per launch.
-_JOB = f"""set -u
-job=$1
-while IFS= read -r -d '' src && IFS= read -r -d '' dst && IFS= read -r -d '' ro; do
-  src=$job/$src
-  if [[ -d $src ]]; then
-    mkdir -p "$dst" 2>/dev/null
-  else
-    mkdir -p "$(dirname "$dst")" 2>/dev/null
-    [[ -e $dst ]] || : >"$dst" 2>/dev/null
-  fi
-  if ! mount --bind "$src" "$dst" 2>/dev/null; then
-    printf 'the container path %s cannot be mounted\\n' "$dst" >"$job/error"
-    exit 0
-  fi
-  [[ $ro == 0 ]] || mount -o remount,bind,ro "$dst"
-done <"$job/mounts"
-mkdir -p {RUN_DIR}
-for launch in "$job"/launch/*/; do
-  : >"$launch/steps.log"
-  printf '%s\\n' "$launch" >{RUN_DIR}/launch
-  mapfile -d '' env <"$launch/env"
-  mapfile -d '' argv <"$launch/argv"
-  if [[ ${{#argv[@]}} -ge 3 && ${{argv[0]}} == */bash && ${{argv[1]}} == -p && -f ${{argv[2]}} ]]; then
-    # `bash -p SCRIPT`, as a forked subshell of this bash -p: its environment emptied and
-    # set to exactly the launch's, the script read as bash reads it; no bash to start.
-    (
-      while IFS= read -r name; do unset "$name" 2>/dev/null; done < <(compgen -e)
-      for pair in ${{env[@]+"${{env[@]}}"}}; do
-        case ${{pair%%=*}} in
-          IFS | SHELLOPTS | BASHOPTS | BASH_ENV | ENV) ;;  # what bash -p does not take in
-          *) export "$pair" ;;
-        esac
-      done
-      cd / && set -- "${{argv[@]:3}}" && source "${{argv[2]}}"
-    ) </dev/null >/dev/null 2>"$launch/stderr"
-  else
-    (cd / && exec /usr/bin/env -i -- ${{env[@]+"${{env[@]}}"}} "${{argv[@]}}") \\
-      </dev/null >/dev/null 2>"$launch/stderr"
-  fi
-  echo $? >"$launch/code"
-done
-"""
-_DRIVER = f"""set -u
-for job in "$@"; do
-  unshare --mount --propagation private -- /bin/bash -p {RUN_DIR}-job.sh "$job"
-done
-"""
-# Appended to the job's helpers.sh: patch steps are checked as the container would find them
-# (the file at its mount, the installer's interpreter on PATH) and recorded, not applied: the
-# engine's package is not here, and the sha256 of every file was checked when it was bundled.
-RECORDERS = f"""
-# explain: patch steps are checked and recorded instead of applied.
-pg_explain_step() {{
-  local IFS=$'\\t' out
-  read -r out <{RUN_DIR}/launch
-  printf '%s\\n' "$*" >>"$out/steps.log"
-}}
-pg_verify() {{
-  local file=$pg_patch_root/$1/$2
-  [[ -n $1 ]] || file=$2
-  [[ -f $file && -r $file ]] || pg_die 1 "patch file $1/$2 is missing from $pg_patch_root; refusing to boot"
-  pg_explain_step verify "$1" "$2" "$3"
-}}
-pg_diff() {{ pg_explain_step diff "$1" "$2" "strip $3"; }}
-pg_script() {{
-  command -v "$3" >/dev/null || pg_die 1 "patch installer $1/$2 needs $3, which is not on PATH; refusing to boot"
-  pg_explain_step script "$1" "$2" "$3" "required=$4"
-}}
-"""
 
 
 @dataclass(frozen=True)
@@ -219,8 +106,8 @@ def _run_box(jobs: list[Job]) -> list[list[Run]]:
     try:
         names = [_write_job(batch / str(i), job) for i, job in enumerate(jobs)]
         files = {
-            f"{RUN_DIR}-job.sh": _JOB.encode(),
-            f"{RUN_DIR}-driver.sh": _DRIVER.encode(),
+            f"{RUN_DIR}-job.sh": JOB.encode(),
+            f"{RUN_DIR}-driver.sh": DRIVER.encode(),
             "/usr/bin/nvidia-smi": NVIDIA_SMI.encode(),
             **{stub_path(n): b"#!/bin/sh\nexit 0\n" for n in IDLE_NAMES},
             **{stub_path(e): ENGINE_STUB.encode() for job in jobs for e in job.engines},
@@ -252,9 +139,8 @@ def _write_job(folder: Path, job: Job) -> str:
         path.write_bytes(data)
     for rel in job.layout.dirs:
         (folder / rel).mkdir(parents=True, exist_ok=True)
-    (folder / "mounts").write_bytes(
-        _nul([w for m in job.layout.mounts for w in (m.source, m.target, "01"[m.read_only])])
-    )
+    (folder / "engines").write_bytes(_nul(list(job.engines)))
+    _write_mounts(folder, job.layout)
     for i, launch in enumerate(job.launches):
         where = folder / "launch" / f"{i:04d}"
         where.mkdir(parents=True)
@@ -263,6 +149,43 @@ def _write_job(folder: Path, job: Job) -> str:
         link = "NV4" if launch.nvlink else "PHB"
         (where / "gpus").write_text(f"{max(launch.gpus, 1)} {link}\n")
     return folder.name
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _write_mounts(folder: Path, layout: Layout) -> None:
+    """The job's mounts as an fstab that one `mount --all` applies in order, with the mount
+    points made beforehand; where a mount lands inside an earlier one its mount point must be
+    made after that one: then the list, which the job applies one by one."""
+    targets = [m.target for m in layout.mounts]
+    if any(_inside(t, earlier) for i, t in enumerate(targets) for earlier in targets[:i]):
+        words = [w for m in layout.mounts for w in (m.source, m.target, "01"[m.read_only])]
+        (folder / "mounts").write_bytes(_nul(words))
+        return
+    at = f"{JOBS}/{folder.name}"
+    dirs: list[str] = []
+    files: list[str] = []
+    lines = []
+    for mount in layout.mounts:
+        if (folder / mount.source).is_dir():
+            dirs.append(mount.target)
+        else:
+            dirs.append(mount.target.rsplit("/", 1)[0] or "/")
+            files.append(mount.target)
+        options = "bind,ro" if mount.read_only else "bind"
+        lines.append(
+            f"{_fstab(f'{at}/{mount.source}')} {_fstab(mount.target)} none {options} 0 0\n"
+        )
+    (folder / "dirs").write_bytes(_nul(sorted(set(dirs))))
+    (folder / "files").write_bytes(_nul(files))
+    (folder / "fstab").write_text("".join(lines))
+
+
+def _fstab(path: str) -> str:
+    """A path as an fstab field: blanks, backslashes and # written as octal escapes."""
+    return "".join(f"\\{ord(c):03o}" if c in " \t\n\\#" else c for c in path)
 
 
 def _read_nul(path: Path) -> list[str]:

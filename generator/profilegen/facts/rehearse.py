@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from ..errors import ProfilegenError
+from ..explain.boxscripts import ENGINE_STUB, IDLE_NAMES, NVIDIA_SMI, RUN_DIR
 from ..explain.core import Prepared, Scenario, prepare
 from ..explain.layout import BUNDLE
-from ..explain.sandbox import ENGINE_STUB, IDLE_NAMES, NVIDIA_SMI, RUN_DIR, stub_path
+from ..explain.sandbox import stub_path
 from ..model import Profile
 from ..registry import Registry
 from ..render import Rendered
