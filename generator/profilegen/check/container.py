@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 from posixpath import normpath
-from typing import Any
 
 from ..errors import Finding, Severity
 from ..model import Profile
 from ..registry import Registry
 from ..render import Rendered
-from ..render.context import Context
 from ..render.reserved import entrypoint_names, why_reserved
 from ..render.targets.compose import SCRIPT_DIR
+from ..render.tunables import EffectiveTunable
 
 # Folders of the image itself: a mount there (or above them) replaces the system.
 SYSTEM_DIRS = frozenset(
@@ -90,8 +90,10 @@ def mount_findings(registry: Registry, rendered: Rendered) -> Iterator[Finding]:
             )
 
 
-def container_findings(registry: Registry, rendered: Rendered) -> list[Finding]:
-    tunables = list(Context(registry, registry.profiles[rendered.profile_id]).tunables.values())
+def container_findings(
+    registry: Registry, rendered: Rendered, tunables: list[EffectiveTunable]
+) -> list[Finding]:
+    """The profile's container mistakes; `tunables`: its effective tunables."""
     return [
         *env_findings(registry, rendered),
         *mount_findings(registry, rendered),
@@ -99,21 +101,30 @@ def container_findings(registry: Registry, rendered: Rendered) -> list[Finding]:
     ]
 
 
-def _used(name: str, script: str) -> bool:
-    """Whether the script uses NAME beyond declaring and checking it."""
-    word = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
-    declared = re.compile(rf"^\s*(pg_tunable|pg_range|pg_oneof) {re.escape(name)}\b")
-    thinking = re.compile(rf"\|\| {re.escape(name)}=")
+_WORD = re.compile(r"[A-Za-z0-9_]+")
+_DECLARED = re.compile(r"\s*(?:pg_tunable|pg_range|pg_oneof) ([A-Za-z0-9_]+)\b")
+_THINKING = re.compile(r"\|\| ([A-Za-z0-9_]+)=")
+
+
+@lru_cache(maxsize=512)
+def _used_names(script: str) -> frozenset[str]:
+    """The names the script uses beyond declaring and checking them: a line declaring NAME
+    (pg_tunable, pg_range, pg_oneof) or setting it after `||` is no use of NAME; comments are
+    none at all."""
+    used: set[str] = set()
     for line in script.splitlines():
-        if line.lstrip().startswith("#") or declared.match(line) or thinking.search(line):
+        if line.lstrip().startswith("#"):
             continue
-        if word.search(line):
-            return True
-    return False
+        skip = {m.group(1) for m in _THINKING.finditer(line)}
+        declared = _DECLARED.match(line)
+        if declared:
+            skip.add(declared.group(1))
+        used.update(w for w in _WORD.findall(line) if w not in skip)
+    return frozenset(used)
 
 
 def tunable_findings(
-    registry: Registry, rendered: Rendered, tunables: list[Any]
+    registry: Registry, rendered: Rendered, tunables: list[EffectiveTunable]
 ) -> Iterator[Finding]:
     """A tunable that overrides a registry fact but never reaches the engine's command line
     (or the entrypoint step that reads it): overriding it would change nothing."""
@@ -122,7 +133,7 @@ def tunable_findings(
     for tunable in tunables:
         if tunable.scope != "container" or tunable.field is None or tunable.reaches != "argv":
             continue
-        if _used(tunable.env, script):
+        if tunable.env in _used_names(script):
             continue
         field = tunable.field.removeprefix("profile.")
         names = [t.env for t in registry.engines[profile.engine].tunables]

@@ -64,14 +64,25 @@ class Explanation:
         return self.exe is not None
 
 
-def known_variables(rendered: Rendered) -> set[str]:
+def known_variables(rendered: Rendered) -> frozenset[str]:
     """Variables the profile's compose reads from the host: its interpolations, and the
-    container variables it passes through by name."""
-    names: set[str] = set()
-    for value in _strings(rendered.service):
-        names |= referenced_names(value)
-    environment = rendered.service.get("environment") or {}
-    return names | {name for name, value in environment.items() if value is None}
+    container variables it passes through by name (worked out once per compose file)."""
+    known = _KNOWN.get(rendered.compose)
+    if known is None:
+        names: set[str] = set()
+        for value in _strings(rendered.service):
+            names |= referenced_names(value)
+        environment = rendered.service.get("environment") or {}
+        known = frozenset(names | {name for name, value in environment.items() if value is None})
+        if len(_KNOWN) >= _KNOWN_MAX:
+            _KNOWN.clear()
+        _KNOWN[rendered.compose] = known
+    return known
+
+
+# Compose file -> the variables it reads; a check asks for every scenario of every profile.
+_KNOWN: dict[bytes, frozenset[str]] = {}
+_KNOWN_MAX = 4096
 
 
 def _strings(value: Any) -> list[str]:

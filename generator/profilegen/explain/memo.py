@@ -13,7 +13,7 @@ import hashlib
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..cache import Store
+from ..cache import Store, enabled
 from .sandbox import Run
 from .secrets import SECRETS
 
@@ -58,11 +58,32 @@ def _bundle_digest(files: tuple[tuple[str, bytes], ...]) -> bytes:
 
 
 def recall(key: str | None) -> Run | None:
-    """The stored run for `key`, if any."""
-    hit = Store("explain").get_object(key)
-    return hit if isinstance(hit, Run) else None
+    """The stored run for `key`, if any (a run is immutable: this process keeps the ones it
+    has read or made, and reads each from the store once)."""
+    if key is None or not enabled():
+        return None
+    hit = _SEEN.get(key)
+    if hit is None:
+        stored = Store("explain").get_object(key)
+        hit = stored if isinstance(stored, Run) else None
+        if hit is not None:
+            _keep(key, hit)
+    return hit
 
 
 def remember(key: str | None, result: Run) -> None:
     """Keeps a run that finished in time (a batch runs many at once, then stores each)."""
-    Store("explain").remember(key, lambda: result, lambda _: False, lambda r: not r.timed_out)
+    if key is None or result.timed_out or not enabled():
+        return
+    Store("explain").put_object(key, result)
+    _keep(key, result)
+
+
+def _keep(key: str, run: Run) -> None:
+    if len(_SEEN) >= _SEEN_MAX:
+        _SEEN.clear()
+    _SEEN[key] = run
+
+
+_SEEN: dict[str, Run] = {}
+_SEEN_MAX = 8192

@@ -11,14 +11,10 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Mapping
 from typing import Any
 
-from ..registry import Registry
-from ..render import Rendered
 from .core import Explanation
 from .report import as_json
-from .scenarios import explain_profiles
 
 RECORD_NAME = "explain.json"
 # Keys of an explanation that say which scenario it was (the record's keys say that).
@@ -60,9 +56,3 @@ def record(explanations: list[Explanation]) -> bytes:
     for label in sorted(entries):
         out[label] = _difference(entries[label], defaults)
     return (json.dumps(out, indent=1, sort_keys=True, ensure_ascii=True) + "\n").encode()
-
-
-def records(registry: Registry, rendered: Mapping[str, Rendered]) -> dict[str, bytes]:
-    """Every rendered profile's record, its scenarios run in one batch (each run is kept in
-    the result cache, which `check` shares)."""
-    return {pid: record(runs) for pid, runs in explain_profiles(registry, rendered).items()}

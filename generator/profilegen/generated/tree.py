@@ -9,7 +9,9 @@ from pathlib import Path
 
 from ..docs.catalog import docs_plan
 from ..errors import Finding, ProfilegenError
-from ..explain.record import RECORD_NAME, records
+from ..explain.core import Explanation
+from ..explain.record import RECORD_NAME, record
+from ..explain.scenarios import explain_profiles
 from ..lockfile.lock import Lock, read_lock
 from ..registry import Registry
 from ..render import Rendered, render_profile_cached
@@ -89,12 +91,14 @@ def plan_all(
     registry: Registry,
     rendered: dict[str, Rendered] | None = None,
     k8s: dict[str, RenderedK8s | ProfilegenError] | None = None,
+    explained: dict[str, list[Explanation]] | None = None,
 ) -> dict[str, bytes]:
     """Relative path -> bytes of every generated file (compose/, gateways/, docs/, opted-in
     k8s/).
 
     Without `k8s`, the Kubernetes files are rendered here and any profile that cannot be
-    rendered raises (what `render --all` needs).
+    rendered raises (what `render --all` needs). `explained`: the scenarios of `rendered`,
+    when they have been run already (a check runs them once for all its rules).
     """
     rendered = rendered or render_all(registry)
     plan: dict[str, bytes] = {}
@@ -102,8 +106,9 @@ def plan_all(
         for name, content in result.files().items():
             plan[f"{COMPOSE_DIR}/{profile_id}/{name}"] = content
     # What each container runs under the fixed scenarios: the review record of compose/<id>/.
-    for profile_id, content in records(registry, rendered).items():
-        plan[f"{COMPOSE_DIR}/{profile_id}/{RECORD_NAME}"] = content
+    explained = explained if explained is not None else explain_profiles(registry, rendered)
+    for profile_id in rendered:
+        plan[f"{COMPOSE_DIR}/{profile_id}/{RECORD_NAME}"] = record(explained[profile_id])
     plan.update(docs_plan(registry))
     plan.update(plan_gateways(registry)[0])
     if registry.settings.kubernetes.checked_in:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import types
 import typing
 from dataclasses import dataclass
+from functools import cache
 from typing import Annotated, Any, Literal, Union
 
 import annotated_types
@@ -66,9 +67,15 @@ def domain_of(field: str | None, engine: Engine) -> Domain:
     """The domain of `profile.a.b` (unknown paths and engine fields: no constraint)."""
     if not field or not field.startswith("profile."):
         return Domain()
-    names = field.split(".")[1:]
-    if names[-1] in KV_FIELDS and engine.kv_cache_dtypes:
+    if field.rsplit(".", 1)[-1] in KV_FIELDS and engine.kv_cache_dtypes:
         return Domain(choices=tuple(engine.kv_cache_dtypes))
+    return _field_domain(field)
+
+
+@cache
+def _field_domain(field: str) -> Domain:
+    """The domain the Profile model gives `profile.a.b` (the same for every engine)."""
+    names = field.split(".")[1:]
     annotation: Any = Profile
     info: FieldInfo | None = None
     for name in names:

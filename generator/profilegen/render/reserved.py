@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 
 # Variables that change how bash starts or runs a script (BASH_ENV and ENV are sourced,
 # SHELLOPTS can turn on tracing that prints every command, the key included).
@@ -43,11 +44,16 @@ _USES = re.compile(
 
 def entrypoint_names(*scripts: str) -> frozenset[str]:
     """Every upper-case variable the scripts read, set, export or unset."""
+    return frozenset().union(*(_names(script) for script in scripts))
+
+
+@lru_cache(maxsize=512)
+def _names(script: str) -> frozenset[str]:
+    """One script's names (the helpers are the same beside every entrypoint: read once)."""
     names: set[str] = set()
-    for script in scripts:
-        for read, listed, assigned in _USES.findall(script):
-            names.update(n for n in (read, assigned) if n)
-            names.update(w.split("=", 1)[0] for w in listed.split())
+    for read, listed, assigned in _USES.findall(script):
+        names.update(n for n in (read, assigned) if n)
+        names.update(w.split("=", 1)[0] for w in listed.split())
     return frozenset(names)
 
 

@@ -9,11 +9,14 @@ from pathlib import Path
 from typing import Literal, TypeVar, cast
 
 from ...errors import Finding, Location, ProfilegenError, Severity, Value
+from ...explain.core import Explanation
+from ...explain.scenarios import explain_profiles
 from ...generated.tree import k8s_all, plan_all, render_all
 from ...lockfile.lock import Lock, LockError, read_lock
 from ...registry import Registry
 from ...render import Rendered
 from ...render.targets.k8s import RenderedK8s
+from ...render.tunables import EffectiveTunable, effective_tunables
 from ..container import container_findings
 
 T = TypeVar("T")
@@ -159,9 +162,24 @@ class CheckContext:
         return render_all(self.registry, self.focus)
 
     @cached_property
+    def explained(self) -> dict[str, list[Explanation]]:
+        """Every rendered profile's container run under the fixed scenarios, in one batch:
+        the explain records, the scenario verdicts and the facts judge read it."""
+        return explain_profiles(self.registry, self.rendered)
+
+    @cached_property
     def container(self) -> dict[str, list[Finding]]:
         """Each rendered profile's reserved variables and mounts (see check/container.py)."""
-        return {pid: container_findings(self.registry, r) for pid, r in self.rendered.items()}
+        return {
+            pid: container_findings(self.registry, r, self.tunables[pid])
+            for pid, r in self.rendered.items()
+        }
+
+    @cached_property
+    def tunables(self) -> dict[str, list[EffectiveTunable]]:
+        """Each rendered profile's effective tunables (the variables its entrypoint reads)."""
+        reg = self.registry
+        return {pid: effective_tunables(reg, reg.profiles[pid]) for pid in self.rendered}
 
     @cached_property
     def k8s(self) -> dict[str, RenderedK8s | ProfilegenError]:
@@ -172,4 +190,4 @@ class CheckContext:
     def plan(self) -> dict[str, bytes]:
         """A fresh render of the checked-in tree, shared by the disk rules."""
         k8s = self.k8s if self.registry.settings.kubernetes.checked_in else None
-        return plan_all(self.registry, self.rendered, k8s)
+        return plan_all(self.registry, self.rendered, k8s, self.explained)

@@ -6,9 +6,8 @@ import re
 from collections.abc import Iterator
 
 from ...errors import Finding, Value
-from ...explain.verdict import Outcome, scenario_outcomes
+from ...explain.verdict import Outcome, outcomes
 from ...model import Profile
-from ...render.tunables import effective_tunables
 from .base import CheckContext, rule
 
 # The entrypoint's guards name the variable they refuse first (`KV_CACHE_DTYPE must be one
@@ -24,9 +23,9 @@ GUARDED = re.compile(r"([A-Z][A-Z0-9_]*)(=| must | exceeds )")
 def explain_scenarios(ctx: CheckContext) -> Iterator[Finding]:
     # A profile whose container is already wrong (a reserved variable, a mount over the
     # entrypoint) is reported there once, not again for every scenario it breaks.
-    sound = {pid: r for pid, r in ctx.rendered.items() if not ctx.container[pid]}
-    outcomes = scenario_outcomes(ctx.registry, sound)
-    for profile_id, results in outcomes.items():
+    sound = sorted(pid for pid in ctx.rendered if not ctx.container[pid])
+    for profile_id in sound:
+        results = outcomes(ctx.explained[profile_id])
         profile = ctx.registry.profiles[profile_id]
         fields = _fields(ctx, profile)
         for outcome in results:
@@ -44,7 +43,7 @@ def _fields(ctx: CheckContext, profile: Profile) -> dict[str, tuple[str, ...]]:
     """Each tunable variable of the profile -> the value it defaults to (`envelope.tp`)."""
     return {
         t.env: tuple(t.field.removeprefix("profile.").split("."))
-        for t in effective_tunables(ctx.registry, profile)
+        for t in ctx.tunables[profile.id]
         if t.field and t.field.startswith("profile.")
     }
 

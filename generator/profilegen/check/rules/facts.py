@@ -7,7 +7,6 @@ from collections.abc import Iterator
 
 from ...errors import Finding, Location, Severity
 from ...explain.core import Explanation
-from ...explain.scenarios import explain_profiles
 from ...facts.engine import FAMILIES
 from ...facts.judge import Problem, judge_argv, judge_env, server_words
 from ...model import Profile
@@ -53,9 +52,8 @@ def engine_facts(ctx: CheckContext) -> Iterator[Finding]:
         for p in reg.concrete_profiles()
         if p.id in ctx.rendered and (f := reg.facts.get(p.engine)) is not None and f.known
     ]
-    runs = explain_profiles(reg, {pid: ctx.rendered[pid] for pid in judged})
     for pid in judged:
-        yield from _profile_findings(ctx, reg.profiles[pid], runs[pid])
+        yield from _profile_findings(ctx, reg.profiles[pid], ctx.explained[pid])
 
 
 def _profile_findings(ctx: CheckContext, p: Profile, runs: list[Explanation]) -> Iterator[Finding]:
