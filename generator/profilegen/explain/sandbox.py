@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..sandbox import Bind, Box, run
+from ..sandbox import Bind, Box, run, scratch_folder
 from .boxscripts import COMMAND_DIR, DRIVER, ENGINE_STUB, IDLE_NAMES, JOB, JOBS, NVIDIA_SMI, RUN_DIR
 
 TIMEOUT_S = 20
@@ -102,7 +101,7 @@ def run_jobs(jobs: Sequence[Job], workers: int | None = None) -> list[list[Run]]
 
 
 def _run_box(jobs: list[Job]) -> list[list[Run]]:
-    batch = Path(tempfile.mkdtemp(prefix="profilegen-explain-"))
+    batch = scratch_folder("profilegen-explain-")
     try:
         names = [_write_job(batch / str(i), job) for i, job in enumerate(jobs)]
         files = {

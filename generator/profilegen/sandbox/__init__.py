@@ -18,6 +18,7 @@ from .box import (
     available,
     kill,
     run,
+    scratch_folder,
     spawn,
 )
 
@@ -30,5 +31,6 @@ __all__ = [
     "available",
     "kill",
     "run",
+    "scratch_folder",
     "spawn",
 ]

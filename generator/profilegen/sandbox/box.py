@@ -142,9 +142,26 @@ def _container_path(path: str) -> str:
     return "/" + "/".join(parts)
 
 
+# Scratch folders go to memory where the machine has room there (a box's staging folder and an
+# explain batch are thousands of small files, written once and read once); TMPDIR, when set,
+# is where the user wants them.
+MEMORY_FS = Path("/dev/shm")
+MEMORY_FS_ROOM = 512 << 20
+
+
+def scratch_folder(prefix: str) -> Path:
+    """A new private temporary folder: in memory when there is room, else in TMPDIR."""
+    if "TMPDIR" not in os.environ and MEMORY_FS.is_dir() and os.access(MEMORY_FS, os.W_OK):
+        with contextlib.suppress(OSError):
+            room = os.statvfs(MEMORY_FS)
+            if room.f_bavail * room.f_frsize >= MEMORY_FS_ROOM:
+                return Path(tempfile.mkdtemp(prefix=prefix, dir=MEMORY_FS))
+    return Path(tempfile.mkdtemp(prefix=prefix))
+
+
 def _stage(box: Box) -> Path:
     """The staging folder the set-up script reads: files, binds, environment, sizes."""
-    stage = Path(tempfile.mkdtemp(prefix="profilegen-box-"))
+    stage = scratch_folder("profilegen-box-")
     try:
         (stage / "root").mkdir()
         for target, data in box.files.items():
