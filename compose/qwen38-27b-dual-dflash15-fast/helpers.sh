@@ -18,8 +18,12 @@ pg_say() { printf 'profilegen: %s\n' "$*" >&2; }
 pg_tunable() {
   local name=$1 kind=$2
   [[ -n ${!name-} ]] || printf -v "$name" '%s' "$3"
+  [[ ${!name} == "$3" ]] || pg_changed+="$name "
   pg_check "$name" "$kind"
 }
+# The tunables set to something other than their default. Only their bounds are checked: a
+# default is the registry's own value, checked against the same bounds when it was loaded.
+pg_changed=' '
 pg_check() {
   local name=$1 kind=$2 value=${!1-}
   case $kind in
@@ -109,10 +113,12 @@ pg_compare() {
   pg_cmp=$((pg_cmp * a[0]))
 }
 # A number's bounds: NAME gt|ge|- LOW lt|le|- HIGH TEXT. They are noted as the tunables are
-# read and checked together afterwards (pg_ranges), so that every type is checked first; the
-# first bound broken is named.
+# read (those of a changed tunable) and checked together afterwards (pg_ranges), so that
+# every type is checked first; the first bound broken is named.
 pg_bounds=()
-pg_range() { pg_bounds+=("$1" "${!1-}" "$2" "$3" "$4" "$5" "$6"); }
+pg_range() {
+  [[ $pg_changed != *" $1 "* ]] || pg_bounds+=("$1" "${!1-}" "$2" "$3" "$4" "$5" "$6")
+}
 pg_ranges() {
   local at low high
   for ((at = 0; at < ${#pg_bounds[@]}; at += 7)); do
