@@ -59,7 +59,7 @@ def run_calibration(registry: Registry, opts: FitOptions) -> int:
         click.echo(format_calibration(points, title))
         if checks:
             click.echo("\n" + format_constants(checks))
-    off = any(p.status == "off" for p in points)
+    off = any(p.off for p in points)
     stale = any(c.stale for c in checks)
     return EXIT_FINDINGS if off or stale else EXIT_OK
 

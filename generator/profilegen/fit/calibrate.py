@@ -96,10 +96,16 @@ class CalibrationPoint:
     fitted: tuple[str, ...] = ()  # constants fitted to this record
     tolerance: float = TOLERANCE
     sole: bool = False  # leave-one-out: the only record of a constant, nothing to refit from
+    unmodelled: tuple[str, ...] = ()  # terms the prediction leaves out (fit names them)
 
     @property
     def within(self) -> bool:
         return abs(self.error) <= self.tolerance
+
+    @property
+    def off(self) -> bool:
+        """A prediction (counted, not fitted to) outside its tolerance."""
+        return self.counted and not self.sole and not self.fitted and not self.within
 
     @property
     def status(self) -> str:
@@ -109,7 +115,9 @@ class CalibrationPoint:
             return "sole point"
         if self.fitted:
             return "fitted"
-        return "ok" if self.within else "off"
+        if self.within:
+            return "ok"
+        return f"off (unmodelled: {', '.join(self.unmodelled)})" if self.unmodelled else "off"
 
 
 def _quantity(ev: Evidence) -> tuple[str, int] | None:
@@ -193,16 +201,21 @@ def predicted_value(result: FitResult, quantity: str, ev: Evidence | None = None
 
 
 def _predict(registry: Registry, rec: Record, constants: fm.Constants, lock: Lock | None) -> int:
+    return predicted_value(_result(registry, rec, constants, lock), rec.quantity, rec.evidence)
+
+
+def _result(
+    registry: Registry, rec: Record, constants: fm.Constants, lock: Lock | None
+) -> FitResult:
     profile: Profile = registry.profiles[rec.profile]
-    opts = evidence_options(rec.evidence, constants)
-    result = fit_profile(registry, profile, opts, lock=lock)
-    return predicted_value(result, rec.quantity, rec.evidence)
+    return fit_profile(registry, profile, evidence_options(rec.evidence, constants), lock=lock)
 
 
 def _point(
     registry: Registry, rec: Record, constants: fm.Constants, lock: Lock | None
 ) -> CalibrationPoint:
-    predicted = _predict(registry, rec, constants, lock)
+    result = _result(registry, rec, constants, lock)
+    predicted = predicted_value(result, rec.quantity, rec.evidence)
     ev = rec.evidence
     engine = ev.engine or registry.profiles[rec.profile].engine
     return CalibrationPoint(
@@ -219,6 +232,7 @@ def _point(
         counted=ev.calibration,
         fitted=tuple(ev.fitted),
         tolerance=rec.tolerance,
+        unmodelled=tuple(u.term for u in result.unmodelled),
     )
 
 

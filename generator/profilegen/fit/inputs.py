@@ -179,7 +179,13 @@ def _moe_fields(arch: Architecture) -> dict[str, object]:
 
 def model_shape(arch: Architecture, model_id: str) -> fm.ModelShape:
     if arch.vocab_size is None:
-        raise FitError(f"model {model_id} has no architecture.vocab_size; fit needs it")
+        raise FitError(
+            f"model {model_id} has no architecture.vocab_size; fit needs it (the embedding, "
+            "the output layer and the logits are that wide): set it in "
+            f"registry/models/{model_id}.yaml from `vocab_size` in the checkpoint's config.json "
+            "(text_config for a multimodal one) or the number of `tokenizer.ggml.tokens` in a "
+            "GGUF artifact's header"
+        )
     interval = None
     if arch.linear_attention is not None and arch.full_attention_layers:
         interval = arch.num_layers // arch.full_attention_layers

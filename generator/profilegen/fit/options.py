@@ -71,6 +71,14 @@ class FitOptions:
 
 
 @dataclass(frozen=True)
+class Unmodelled:
+    """A term a prediction leaves out."""
+
+    term: str  # a few words: what `fit calibration` shows beside a record that is off
+    why: str  # the sentence `fit` prints
+
+
+@dataclass(frozen=True)
 class FitResult:
     profile: str
     engine: str
@@ -109,6 +117,8 @@ class FitResult:
     used_bytes: int = 0  # resident GPU memory summed over the cards (nvidia-smi's view)
     host_weights_bytes: int = 0  # llama.cpp: weights kept in host memory
     cards: list[str] = field(default_factory=list)  # the GPU of every card of the rig
+    # Terms the prediction leaves out, named (the pool is high by each of them).
+    unmodelled: list[Unmodelled] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)

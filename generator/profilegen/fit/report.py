@@ -98,6 +98,7 @@ def format_text(r: FitResult) -> str:
         f"needs     {need:>11,} tokens  ({why})",
         "verdict   " + _verdict(r),
     ]
+    lines += [f"unmodelled: {u.why}" for u in r.unmodelled]
     lines += [f"note: {n}" for n in r.notes]
     return "\n".join(lines)
 

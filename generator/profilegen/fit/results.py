@@ -18,6 +18,7 @@ from . import formulas as fm
 from .engine_inputs import llamacpp_inputs, sglang_inputs, vllm_inputs
 from .inputs import FitError, Target, weights_estimate
 from .options import FitResult
+from .unmodelled import vllm_unmodelled
 
 
 def _result(t: Target, weights_bytes: int, **values: Any) -> FitResult:
@@ -124,6 +125,7 @@ def _predict_vllm(registry: Registry, t: Target, lock: Lock | None) -> FitResult
         kv_available_bytes=fit.kv_available_bytes,
         capture_sizes=fit.capture_sizes,
         used_bytes=per_gpu * inputs.tp,
+        unmodelled=vllm_unmodelled(registry, t),
     )
 
 

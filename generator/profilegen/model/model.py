@@ -141,6 +141,12 @@ class Architecture(Strict):
     # config.json attn_output_gate (Qwen3-Next family): q_proj is twice as wide.
     attn_output_gate: bool = False
     vision: bool = False
+    # The vision tower's lineage (qwen3-vl, gemma4, ...): vLLM profiles that encoder on dummy
+    # images before it sizes the KV pool; fit carries its peak only for a tower that the
+    # fitted constants were measured with.
+    vision_encoder: (
+        Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9.-]{0,39}$")] | None
+    ) = None
     dtype: Literal["bfloat16", "float16"] = "bfloat16"
     # config.json tie_word_embeddings: the output layer is the input embedding (a GGUF then
     # holds it once; llama.cpp keeps the embedding on the host and a copy on the GPU).

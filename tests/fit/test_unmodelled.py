@@ -1,0 +1,112 @@
+"""Terms a prediction leaves out are named: in `fit`, its JSON and `fit calibration`.
+
+Gemma 4 on vLLM is the case the calibration shows: its vision tower is not the one the
+constants were fitted with, and its MTP assistant reads the target's KV cache.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from profilegen.fit.inputs import FitError, model_shape
+from profilegen.fit.options import FitOptions
+from profilegen.fit.predict import fit_profile
+from profilegen.fit.unmodelled import fitted_encoders
+from profilegen.registry import Registry
+
+from .conftest import Invoke
+
+GEMMA = "gemma-bf16-mtp"  # Gemma 4 31B, its MTP assistant n=4, media allowed
+QWEN = "qwen-27b-dual-fast"  # Qwen3.6 27B: the tower the constants were fitted with
+
+
+def _terms(registry: Registry, profile_id: str, **envelope: Any) -> list[str]:
+    profile = registry.profiles[profile_id]
+    if envelope:
+        profile = profile.model_copy(
+            update={"envelope": profile.envelope.model_copy(update=envelope)}
+        )
+    return [u.term for u in fit_profile(registry, profile, FitOptions()).unmodelled]
+
+
+def test_the_constants_were_fitted_with_the_qwen_tower_only(registry: Registry) -> None:
+    assert fitted_encoders(registry) == {"qwen3-vl"}
+
+
+def test_gemma_names_its_encoder_and_its_assistant(registry: Registry) -> None:
+    assert _terms(registry, GEMMA) == ["vision encoder profiling", "assistant drafting buffers"]
+
+
+def test_a_tower_the_constants_carry_is_not_unmodelled(registry: Registry) -> None:
+    assert _terms(registry, QWEN) == []
+
+
+@pytest.mark.parametrize(
+    ("limits", "terms"),
+    [
+        ({"image": 0, "video": 0}, ["assistant drafting buffers"]),
+        # vLLM keeps its own limit for a medium the flag leaves out: video is still profiled.
+        ({"image": 0}, ["vision encoder profiling", "assistant drafting buffers"]),
+    ],
+)
+def test_media_limits_of_zero_take_the_encoder_out(
+    registry: Registry, limits: dict[str, int], terms: list[str]
+) -> None:
+    assert _terms(registry, GEMMA, limit_mm_per_prompt=limits) == terms
+
+
+def test_a_tower_the_model_does_not_name_is_said_so(registry: Registry) -> None:
+    model = registry.models["gemma-4-31b"]
+    arch = model.architecture.model_copy(update={"vision_encoder": None})
+    unnamed = dataclasses.replace(
+        registry,
+        models={**registry.models, model.id: model.model_copy(update={"architecture": arch})},
+    )
+    result = fit_profile(unnamed, unnamed.profiles[GEMMA], FitOptions())
+    assert (
+        "a tower the model does not name (architecture.vision_encoder)" in result.unmodelled[0].why
+    )
+
+
+def test_fit_prints_each_term_and_its_remedy(invoke: Invoke) -> None:
+    text = invoke("fit", GEMMA).stdout
+    lines = [line for line in text.splitlines() if line.startswith("unmodelled: ")]
+    assert len(lines) == 2
+    assert "not for its gemma4 tower" in lines[0]
+    # The pinned release accepts --skip-mm-profiling (its facts say so): offered as a way out.
+    assert "--skip-mm-profiling in serve.extra_args" in lines[0]
+    assert "gather the whole output layer on every card (2.62 GiB at 16 bits)" in lines[1]
+
+
+def test_json_carries_the_terms(invoke: Invoke) -> None:
+    import json
+
+    data = json.loads(invoke("fit", GEMMA, "--format", "json").stdout)
+    assert [u["term"] for u in data["unmodelled"]] == [
+        "vision encoder profiling",
+        "assistant drafting buffers",
+    ]
+    assert all(u["why"] for u in data["unmodelled"])
+
+
+def test_calibration_names_them_beside_the_records_that_are_off(invoke: Invoke) -> None:
+    text = invoke("fit", "calibration").stdout
+    row = next(line for line in text.splitlines() if line.startswith("g31-int4-v0220-bf16-mtp4 "))
+    assert row.endswith(
+        "+15.4%  off (unmodelled: vision encoder profiling, assistant drafting buffers)"
+    )
+
+
+def test_a_missing_vocabulary_says_where_it_comes_from(registry: Registry) -> None:
+    arch = registry.models["inkling-small"].architecture
+    with pytest.raises(FitError) as caught:
+        model_shape(arch, "inkling-small")
+    assert str(caught.value) == (
+        "model inkling-small has no architecture.vocab_size; fit needs it (the embedding, the "
+        "output layer and the logits are that wide): set it in registry/models/inkling-small.yaml "
+        "from `vocab_size` in the checkpoint's config.json (text_config for a multimodal one) or "
+        "the number of `tokenizer.ggml.tokens` in a GGUF artifact's header"
+    )
