@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from profilegen.sandbox import memory_folder
 from tests.support import pristine as pristine_build
 from tests.support import realengines
 from tests.support.cli import Invoke, Run, invoke_in
@@ -27,21 +28,18 @@ _ENGINE_HOSTS: list[Path] = []
 
 # Scratch folders go to memory where the machine has room there: the suite creates and deletes
 # some hundred thousand files, and on a disk file system that is a fifth of its time.
-MEMORY_FS = Path("/dev/shm")
 MEMORY_FS_ROOM = 2 << 30
 
 
 def _scratch_in_memory() -> None:
-    if "TMPDIR" in os.environ or not MEMORY_FS.is_dir() or not os.access(MEMORY_FS, os.W_OK):
-        return
-    room = os.statvfs(MEMORY_FS)
-    if room.f_bavail * room.f_frsize >= MEMORY_FS_ROOM:
+    memory = memory_folder(MEMORY_FS_ROOM)
+    if memory is not None:
         # multiprocessing (tests/support/cliproc.py) removes a folder of its own at exit, after
         # this process has removed the session's: it is made in the usual temporary folder.
         multiprocessing.util.get_temp_dir()
         # A folder of the session's own, removed at its end with whatever a killed process
         # left behind.
-        folder = tempfile.mkdtemp(prefix="profilegen-tests-", dir=MEMORY_FS)
+        folder = tempfile.mkdtemp(prefix="profilegen-tests-", dir=memory)
         _PRIVATE_CACHE.append(folder)
         os.environ["TMPDIR"] = folder
         tempfile.tempdir = None

@@ -1,7 +1,7 @@
 """Results cached by the bytes of their inputs: an unchanged tree is never parsed twice.
 
 Owns: fingerprints of input trees and of profilegen's own code, and the on-disk store of
-results keyed by them (atomic writes, foreign or corrupt entries ignored, off with
+results keyed by them, and a bounded in-memory memo of a run (atomic writes, foreign or corrupt entries ignored, off with
 `--no-cache` or PROFILEGEN_NO_CACHE=1).
 May import: `errors`, `resources`, `write`.
 """
@@ -9,6 +9,7 @@ May import: `errors`, `resources`, `write`.
 from __future__ import annotations
 
 from .fingerprint import Inputs, code_digest, tree_digest
+from .memory import InMemory
 from .store import Store, configure, enabled
 
-__all__ = ["Inputs", "Store", "code_digest", "configure", "enabled", "tree_digest"]
+__all__ = ["InMemory", "Inputs", "Store", "code_digest", "configure", "enabled", "tree_digest"]

@@ -10,6 +10,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
+from ..cache import InMemory
 from ..errors import UsageError, suggest
 from ..model import Profile
 from ..registry import Registry
@@ -74,15 +75,12 @@ def known_variables(rendered: Rendered) -> frozenset[str]:
             names |= referenced_names(value)
         environment = rendered.service.get("environment") or {}
         known = frozenset(names | {name for name, value in environment.items() if value is None})
-        if len(_KNOWN) >= _KNOWN_MAX:
-            _KNOWN.clear()
-        _KNOWN[rendered.compose] = known
+        _KNOWN.put(rendered.compose, known)
     return known
 
 
 # Compose file -> the variables it reads; a check asks for every scenario of every profile.
-_KNOWN: dict[bytes, frozenset[str]] = {}
-_KNOWN_MAX = 4096
+_KNOWN: InMemory[bytes, frozenset[str]] = InMemory(4096)
 
 
 def _strings(value: Any) -> list[str]:

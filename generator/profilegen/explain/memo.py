@@ -13,7 +13,7 @@ import hashlib
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..cache import Store, enabled
+from ..cache import InMemory, Store, enabled
 from .sandbox import Run
 from .secrets import SECRETS
 
@@ -67,7 +67,7 @@ def recall(key: str | None) -> Run | None:
         stored = Store("explain").get_object(key)
         hit = stored if isinstance(stored, Run) else None
         if hit is not None:
-            _keep(key, hit)
+            _SEEN.put(key, hit)
     return hit
 
 
@@ -76,14 +76,7 @@ def remember(key: str | None, result: Run) -> None:
     if key is None or result.timed_out or not enabled():
         return
     Store("explain").put_object(key, result)
-    _keep(key, result)
+    _SEEN.put(key, result)
 
 
-def _keep(key: str, run: Run) -> None:
-    if len(_SEEN) >= _SEEN_MAX:
-        _SEEN.clear()
-    _SEEN[key] = run
-
-
-_SEEN: dict[str, Run] = {}
-_SEEN_MAX = 8192
+_SEEN: InMemory[str, Run] = InMemory(8192)

@@ -157,7 +157,7 @@ def format_calibration(points: list[CalibrationPoint], title: str = "calibration
             f"{p.predicted:>15,}  {p.error:+6.1%}  {p.status}{tol}{extra}"
         )
     counted = [p for p in points if p.counted and not p.fitted and not p.sole]
-    off = [p for p in counted if not p.within]
+    off = [p for p in points if p.off]
     fitted = sum(1 for p in points if p.counted and (p.fitted or p.sole))
     skipped = sum(1 for p in points if not p.counted)
     verdict = f"{len(off)} off" if off else "all within tolerance"

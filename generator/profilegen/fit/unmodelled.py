@@ -98,8 +98,9 @@ def _encoder(registry: Registry, t: Target) -> list[Unmodelled]:
     why = (
         "the vision encoder's profile-run peak: before sizing the KV pool vLLM runs "
         f"{model.id}'s encoder on a batch of dummy media (as many images or video frames as "
-        f"its encoder budget holds); fit's constants carry that peak only for the towers they were fitted with "
-        f"({measured}), not for {tower}, so the predicted pool is high by the difference. "
+        "its encoder budget holds); fit's constants carry that peak only for the towers they "
+        f"were fitted with ({measured}), not for {tower}, so the predicted pool is high by "
+        "the difference. "
         "Without it: " + _remedy(registry.facts.get(engine_id))
     )
     return [Unmodelled("vision encoder profiling", why)]

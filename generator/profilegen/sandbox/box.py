@@ -149,14 +149,20 @@ MEMORY_FS = Path("/dev/shm")
 MEMORY_FS_ROOM = 512 << 20
 
 
+def memory_folder(room: int) -> Path | None:
+    """The memory file system, when TMPDIR names no other place and it has `room` bytes free."""
+    if "TMPDIR" in os.environ or not MEMORY_FS.is_dir() or not os.access(MEMORY_FS, os.W_OK):
+        return None
+    try:
+        free = os.statvfs(MEMORY_FS)
+    except OSError:
+        return None
+    return MEMORY_FS if free.f_bavail * free.f_frsize >= room else None
+
+
 def scratch_folder(prefix: str) -> Path:
     """A new private temporary folder: in memory when there is room, else in TMPDIR."""
-    if "TMPDIR" not in os.environ and MEMORY_FS.is_dir() and os.access(MEMORY_FS, os.W_OK):
-        with contextlib.suppress(OSError):
-            room = os.statvfs(MEMORY_FS)
-            if room.f_bavail * room.f_frsize >= MEMORY_FS_ROOM:
-                return Path(tempfile.mkdtemp(prefix=prefix, dir=MEMORY_FS))
-    return Path(tempfile.mkdtemp(prefix=prefix))
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=memory_folder(MEMORY_FS_ROOM)))
 
 
 def _stage(box: Box) -> Path:
