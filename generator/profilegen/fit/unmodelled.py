@@ -85,7 +85,7 @@ def _encoder(registry: Registry, t: Target) -> list[Unmodelled]:
     arch = model.architecture
     if not arch.vision or not _profiles_the_encoder(t):
         return []
-    known = fitted_encoders(registry)
+    known = registry.derived("fitted_encoders", fitted_encoders)
     if arch.vision_encoder in known:
         return []
     tower = (

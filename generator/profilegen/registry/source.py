@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import Location
 from ..model import Drafter, Engine, Gateway, Gpu, Model, Patch, Profile, Rig
@@ -13,6 +13,8 @@ from ..model.facts import EngineFacts
 from ..model.settings import Settings
 from .load import Document
 from .safeyaml import NodePath
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -73,6 +75,9 @@ class Registry:
     settings: Settings = field(default_factory=Settings)
     # Each engine's facts file (registry/engines/facts/), read from its real release.
     facts: dict[str, EngineFacts] = field(default_factory=dict)
+    # Values derived from the whole loaded registry (which nothing changes after loading),
+    # each worked out once, when first asked: see `derived`.
+    _derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __repr__(self) -> str:
         """A line, not the whole registry (which reaches tracebacks and test reports)."""
@@ -94,6 +99,12 @@ class Registry:
         """Profiles that render, sorted by id."""
         for ident in sorted(self.profiles):
             yield self.profiles[ident]
+
+    def derived(self, name: str, make: Callable[[Registry], T]) -> T:
+        """`make(self)`, worked out on the first call for `name` and kept with the registry."""
+        if name not in self._derived:
+            self._derived[name] = make(self)
+        return self._derived[name]  # type: ignore[no-any-return]
 
     def table(self, kind: str) -> dict[str, Any]:
         return getattr(self, kind)  # type: ignore[no-any-return]
