@@ -35,6 +35,8 @@ _HIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"})
 def printable(text: str, *, keep: str = "") -> str:
     """`text` with every hidden character written as an escape (`\\u202e`), so that a message
     shows registry text for what it is and no file name can forge a line of output."""
+    if text.isascii() and text.isprintable():
+        return text  # no ASCII character but the controls is hidden, and isprintable has none
     out = []
     for char in text:
         if char in keep or unicodedata.category(char) not in _HIDDEN:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -191,3 +192,49 @@ def test_an_empty_folder_added_to_the_registry_is_not_served_from_the_cache(tiny
     again = invoke_in(tiny, "check", "-q")
     assert again.code == 1, again.text
     assert "registry/profiles/old.yaml: error: [layout] old.yaml is a folder" in again.text
+
+
+def test_registries_that_differ_in_one_file_share_everything_else(tmp_path: Path) -> None:
+    """The loader builds again only what the changed text reaches: the other entities (and the
+    profiles whose extends chain did not change) are the very objects of the first load, and
+    an invalid file is reported on every load, not only the first."""
+    first_root, second_root = tmp_path / "one", tmp_path / "two"
+    shutil.copytree(BASE, first_root)
+    shutil.copytree(BASE, second_root)
+    model = next((second_root / "registry" / "models").glob("*.yaml"))
+    model.write_text(model.read_text(encoding="utf-8") + "\n# another text\n", encoding="utf-8")
+    first, _ = load_registry(first_root)
+    second, _ = load_registry(second_root)
+    changed = model.stem
+    assert second.models[changed] == first.models[changed]  # a comment changed: the same data
+    assert second.models[changed] is not first.models[changed]  # from another text
+    assert all(second.engines[e] is first.engines[e] for e in first.engines)
+    unchanged = [p for p in first.profiles.values() if p.model != changed]
+    assert all(second.profiles[p.id] is p for p in unchanged)
+    # A file the model refuses is refused (and located) each time it is loaded.
+    bad = second_root / "registry" / "gpus" / next(iter(second.gpus))
+    text = bad.with_suffix(".yaml").read_text(encoding="utf-8")
+    bad.with_suffix(".yaml").write_text(text + "bogus_key: 1\n", encoding="utf-8")
+    found = [load_registry(second_root)[1].findings for _ in range(2)]
+    assert found[0] == found[1] and len(found[0]) == 1
+    assert "bogus_key" in found[0][0].message
+
+
+def test_a_file_rewritten_with_its_old_size_and_time_changes_the_digest(tmp_path: Path) -> None:
+    """The digest of a file that has not changed for a while is taken from what its status
+    says; a rewrite changes the status (its change time, even with the old modification time
+    put back), so the new bytes are read."""
+    (tmp_path / "registry").mkdir()
+    path = tmp_path / "registry" / "a.yaml"
+    path.write_bytes(b"one\n")
+    old = (1_600_000_000, 1_600_000_000)
+    os.utime(path, old)
+    time.sleep(0.01)
+    inputs = Inputs(tmp_path, ("registry",))
+    before = inputs.key()
+    path.write_bytes(b"two\n")
+    os.utime(path, old)
+    assert inputs.key() != before
+    path.write_bytes(b"one\n")
+    os.utime(path, old)
+    assert inputs.key() == before

@@ -9,7 +9,16 @@ May import: `errors`, `resources`, `write`.
 from __future__ import annotations
 
 from .fingerprint import Inputs, code_digest, tree_digest
-from .memory import InMemory
+from .memory import ByIdentity, InMemory
 from .store import Store, configure, enabled
 
-__all__ = ["InMemory", "Inputs", "Store", "code_digest", "configure", "enabled", "tree_digest"]
+__all__ = [
+    "ByIdentity",
+    "InMemory",
+    "Inputs",
+    "Store",
+    "code_digest",
+    "configure",
+    "enabled",
+    "tree_digest",
+]

@@ -10,10 +10,12 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..resources import data_dir
+from .memory import InMemory
 
 # Larger inputs are not fingerprinted (the registry refuses files this big anyway).
 MAX_INPUT_FILE = 16 * 2**20
@@ -65,10 +67,36 @@ def tree_digest(root: Path, names: tuple[str, ...]) -> str:
             if is_folder:
                 h.update(b"d" + rel + b"\0")
             else:
-                data = _read(path)  # its length first: no file's bytes can pass for another's
-                h.update(b"f" + rel + f"\0{len(data)}\0".encode())
-                h.update(data)
+                h.update(b"f" + rel + b"\0" + _content_digest(path))
     return h.hexdigest()
+
+
+# A file's digest by what its status says of it (device, inode, size, times), for files that
+# had not changed for RACY_NS when they were read: a file written within the clock's
+# granularity of the read could change again with the same status, so it is always read.
+RACY_NS = 3 * 10**9
+_KNOWN: InMemory[tuple[int, ...], bytes] = InMemory(200_000)
+
+
+def _content_digest(path: Path) -> bytes:
+    """The sha256 of the file's bytes, read again only when its status changed."""
+    try:
+        info = path.lstat()
+    except OSError:
+        info = None
+    status = (
+        None
+        if info is None
+        else (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    )
+    if status is not None and (known := _KNOWN.get(status)) is not None:
+        return known
+    data = _read(path)
+    digest = hashlib.sha256(data).digest()
+    settled = time.time_ns() - RACY_NS
+    if status is not None and max(status[3], status[4]) < settled:
+        _KNOWN.put(status, digest)
+    return digest
 
 
 def _walk(top: Path) -> list[tuple[Path, bool]]:

@@ -7,6 +7,7 @@ forgotten at once, so a long-lived process stays bounded.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Generic, TypeVar
 
 K = TypeVar("K")
@@ -25,3 +26,22 @@ class InMemory(Generic[K, V]):
         if len(self._items) >= self._limit:
             self._items.clear()
         self._items[key] = value
+
+
+class ByIdentity(Generic[V]):
+    """Values worked out from objects that never change (frozen models), by those very
+    objects: the registry loader hands out the same object for the same text, so a check of a
+    changed registry works out again only what the change reaches. The objects are kept with
+    their value, so the id of one no longer alive is never taken for another's."""
+
+    def __init__(self, limit: int) -> None:
+        self._memo: InMemory[tuple[int, ...], tuple[tuple[object, ...], V]] = InMemory(limit)
+
+    def get(self, objects: tuple[object, ...], make: Callable[[], V]) -> V:
+        key = tuple(map(id, objects))
+        hit = self._memo.get(key)
+        if hit is not None and all(a is b for a, b in zip(hit[0], objects, strict=True)):
+            return hit[1]
+        value = make()
+        self._memo.put(key, (objects, value))
+        return value

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+from ..cache import InMemory
 from ..errors import Severity, suggest
 from ..model.common import is_option
 from ..model.facts import EngineFacts, FlagFacts
@@ -31,8 +32,31 @@ def server_words(rendered: Rendered, argv: Sequence[str]) -> tuple[str, ...]:
     return tuple(argv[len(lead) :] if tuple(argv[: len(lead)]) == lead else argv)
 
 
+# Judgements already made in this process, by (facts, words): a check judges every scenario
+# of every profile, most of them with an argv it judged before. The facts are kept with the
+# answer, so a key made from the id of facts no longer alive is never mistaken for them.
+_JUDGED: InMemory[tuple[str, int, tuple[object, ...]], tuple[EngineFacts, list[Problem]]] = (
+    InMemory(50_000)
+)
+
+
+def _judged(
+    kind: str, facts: EngineFacts, words: tuple[object, ...], judge: Callable[[], list[Problem]]
+) -> list[Problem]:
+    key = (kind, id(facts), words)
+    hit = _JUDGED.get(key)
+    if hit is None or hit[0] is not facts:
+        hit = (facts, judge())
+        _JUDGED.put(key, hit)
+    return list(hit[1])
+
+
 def judge_argv(facts: EngineFacts, argv: Sequence[str]) -> list[Problem]:
     """Everything in `argv` the release's parser would refuse, in order."""
+    return _judged("argv", facts, tuple(argv), lambda: _judge_argv(facts, argv))
+
+
+def _judge_argv(facts: EngineFacts, argv: Sequence[str]) -> list[Problem]:
     problems: list[Problem] = []
     seen: dict[str, str] = {}
     positionals = len(facts.parser.positionals)
@@ -247,6 +271,13 @@ def judge_env(
     facts: EngineFacts, prefixes: tuple[str, ...], names: Mapping[str, str]
 ) -> list[Problem]:
     """Engine variables (by the family's prefixes) the release does not read: warnings."""
+    words = (prefixes, *sorted(names))
+    return _judged("env", facts, words, lambda: _judge_env(facts, prefixes, names))
+
+
+def _judge_env(
+    facts: EngineFacts, prefixes: tuple[str, ...], names: Mapping[str, str]
+) -> list[Problem]:
     known = set(facts.env)
     out = []
     for name in sorted(names):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from ..errors import FindingSink, Location
 from ..model.facts import EngineFacts
 from .files import MAX_REGISTRY_FILE, Refused, check_entry, escapes, foreign, read_inside
 from .load import decode
+from .memo import FACTS
 from .source import Registry, Source
 
 FACTS_DIR = "registry/engines/facts"
@@ -61,6 +63,17 @@ def _read(root: Path, path: Path, rel: str, sink: FindingSink) -> EngineFacts | 
     except Refused as exc:
         sink.add(Location(rel), f"{path.name} {exc}", rule="layout")
         return None
+    digest = hashlib.sha256(raw).hexdigest()
+    known = FACTS.get(digest)
+    if known is not None:
+        return known  # type: ignore[no-any-return]
+    facts = _parse(raw, path, rel, sink)
+    if facts is not None:
+        FACTS.put(digest, facts)
+    return facts
+
+
+def _parse(raw: bytes, path: Path, rel: str, sink: FindingSink) -> EngineFacts | None:
     text = decode(raw, rel, sink)
     if text is None:
         return None

@@ -30,6 +30,8 @@ class Document:
     data: Any
     lines: dict[NodePath, int] = field(default_factory=dict)
     modeline: str | None = None
+    # The sha256 of the text it was parsed from ("" for a document made otherwise).
+    digest: str = ""
 
     def where(self, node: NodePath = ()) -> Location:
         """The closest known line for a node path (falls back to its parents)."""
@@ -79,6 +81,7 @@ def parse_text(
         data=data,
         lines=lines,
         modeline=match.group(1) if match else None,
+        digest=digest,
     )
 
 

@@ -14,6 +14,7 @@ from ..model.settings import Settings
 from .enginefacts import load_facts
 from .files import check_entry, escapes, foreign
 from .load import Document, read_document
+from .memo import ENTITIES, VALID
 from .resolve import check_references, resolve_profiles
 from .source import Registry, Source
 from .validate import report_validation
@@ -166,11 +167,14 @@ def _validate_file(kind: str, doc: Document, sink: FindingSink) -> dict[str, Any
         sink.add(doc.where(), "a registry file must be a mapping of keys to values")
         return None
     model = file_model(kind)
-    try:
-        model.model_validate(doc.data)
-    except ValidationError as exc:
-        report_validation(exc, model, doc.data, lambda p: doc.where(p), sink)
-        return None
+    if not (doc.digest and VALID.get((kind, doc.digest))):
+        try:
+            model.model_validate(doc.data)
+        except ValidationError as exc:
+            report_validation(exc, model, doc.data, lambda p: doc.where(p), sink)
+            return None
+        if doc.digest:
+            VALID.put((kind, doc.digest), True)
     ident = doc.data["id"]
     if doc.path.stem != ident:
         sink.add(
@@ -179,6 +183,17 @@ def _validate_file(kind: str, doc: Document, sink: FindingSink) -> dict[str, Any
             hint=f"rename the file to {ident}.yaml",
         )
     return doc.data
+
+
+def _entity(kind: str, doc: Document, data: dict[str, Any]) -> Any:
+    """The entity of a valid file, the same object for the same text."""
+    key = (kind, doc.digest)
+    entity = ENTITIES.get(key) if doc.digest else None
+    if entity is None:
+        entity = KINDS[kind][0].model_validate(data)
+        if doc.digest:
+            ENTITIES.put(key, entity)
+    return entity
 
 
 def _load_settings(root: Path, sink: FindingSink, registry: Registry) -> Settings:
@@ -207,6 +222,7 @@ def load_registry(root: Path) -> tuple[Registry, FindingSink]:
     sink = FindingSink()
     registry = Registry(root=root)
     raw_profiles: dict[str, tuple[dict[str, Any], Source]] = {}
+    digests: dict[str, str] = {}
     registry.documents = load_documents(root, sink, registry.broken)
     for kind, doc in registry.documents:
         data = _validate_file(kind, doc, sink)
@@ -226,11 +242,12 @@ def load_registry(root: Path) -> tuple[Registry, FindingSink]:
         registry.sources[(kind, ident)] = Source.of(doc)
         if kind == "profiles":
             raw_profiles[ident] = (data, Source.of(doc))
+            digests[ident] = doc.digest
         else:
-            registry.table(kind)[ident] = KINDS[kind][0].model_validate(data)
+            registry.table(kind)[ident] = _entity(kind, doc, data)
     registry.settings = _load_settings(root, sink, registry)
     load_facts(root, registry, sink)
-    resolve_profiles(registry, raw_profiles, sink)
+    resolve_profiles(registry, raw_profiles, sink, digests)
     check_references(registry, sink)
     return registry, sink
 

@@ -8,6 +8,7 @@ from pydantic import ValidationError
 
 from ..errors import FindingSink, Location, suggest
 from ..model import Profile
+from .memo import PROFILES
 from .safeyaml import NodePath
 from .source import Registry, Source
 from .validate import report_validation
@@ -109,8 +110,14 @@ def _broken_ancestor(
 
 
 def resolve_profiles(
-    registry: Registry, raw: dict[str, tuple[dict[str, Any], Source]], sink: FindingSink
+    registry: Registry,
+    raw: dict[str, tuple[dict[str, Any], Source]],
+    sink: FindingSink,
+    digests: dict[str, str] | None = None,
 ) -> None:
+    """Each concrete profile merged down its extends chain and validated (`digests`, the
+    text digest of each profile's file, lets a chain of unchanged texts reuse its result)."""
+    digests = digests or {}
     for ident in sorted(raw):
         data, source = raw[ident]
         if _broken_ancestor(ident, raw, registry.broken):
@@ -133,15 +140,16 @@ def resolve_profiles(
             rule, message = problem
             sink.add(source.where(("extends",)), message, rule=rule)
             continue
-        merged: dict[str, Any] = {}
-        lines: dict[NodePath, Location] = {}
-        for name in chain:
-            layer, layer_source = raw[name]
-            if name != ident:
-                layer = {k: v for k, v in layer.items() if k not in NOT_INHERITED}
-            merged, lines = merge(merged, lines, layer, layer_source.lines)
-        merged.pop("extends", None)
-        merged["extends"] = data.get("extends")
+        key = tuple((raw[name][1].file, digests.get(name, "")) for name in chain)
+        known = PROFILES.get(key) if all(d for _, d in key) else None
+        if known is not None:
+            profile, lines = known
+            registry.profiles[ident] = profile
+            registry.sources[("profiles", ident)] = Source(
+                source.file, owner=ident, located=dict(lines)
+            )
+            continue
+        merged, lines = _merged(ident, chain, raw)
         resolved = Source(source.file, owner=ident, located=lines)
         resolved.lines[()] = source.where()
         if merged.get("abstract"):
@@ -154,6 +162,24 @@ def resolve_profiles(
             report_validation(exc, Profile, merged, resolved.where, sink)
             continue
         registry.sources[("profiles", ident)] = resolved
+        if all(d for _, d in key):
+            PROFILES.put(key, (registry.profiles[ident], dict(resolved.lines)))
+
+
+def _merged(
+    ident: str, chain: list[str], raw: dict[str, tuple[dict[str, Any], Source]]
+) -> tuple[dict[str, Any], dict[NodePath, Location]]:
+    """The profile's data merged down its extends chain, with each value's location."""
+    merged: dict[str, Any] = {}
+    lines: dict[NodePath, Location] = {}
+    for name in chain:
+        layer, layer_source = raw[name]
+        if name != ident:
+            layer = {k: v for k, v in layer.items() if k not in NOT_INHERITED}
+        merged, lines = merge(merged, lines, layer, layer_source.lines)
+    merged.pop("extends", None)
+    merged["extends"] = raw[ident][0].get("extends")
+    return merged, lines
 
 
 def _ref(

@@ -11,7 +11,9 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from ..cache import Store, code_digest, tree_digest
+from pydantic import BaseModel
+
+from ..cache import ByIdentity, Store, code_digest, tree_digest
 from ..cache.fingerprint import Unfingerprintable
 from ..model import Profile
 from ..registry import Registry
@@ -40,19 +42,26 @@ def _key(registry: Registry, profile: Profile) -> str | None:
     if templates is None:
         return None
     rig = registry.rigs[profile.rig]
-    parts = [
-        code_digest(),
-        templates,
-        profile.model_dump_json(),
-        registry.engines[profile.engine].model_dump_json(),
-        registry.models[profile.model].model_dump_json(),
-        rig.model_dump_json(),
-        registry.gpus[rig.gpu].model_dump_json(),
+    read: list[BaseModel] = [
+        profile,
+        registry.engines[profile.engine],
+        registry.models[profile.model],
+        rig,
+        registry.gpus[rig.gpu],
     ]
     if profile.drafter is not None:
-        parts.append(registry.drafters[profile.drafter.id].model_dump_json())
-    parts += [registry.patches[p].model_dump_json() for p in profile.patches]
+        read.append(registry.drafters[profile.drafter.id])
+    read += [registry.patches[p] for p in profile.patches]
+    parts = [code_digest(), templates, *map(_json, read)]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+_JSON: ByIdentity[str] = ByIdentity(20_000)
+
+
+def _json(entity: BaseModel) -> str:
+    """The entity as JSON (frozen: written once per object)."""
+    return _JSON.get((entity,), entity.model_dump_json)
 
 
 def _templates(root: Path) -> str | None:

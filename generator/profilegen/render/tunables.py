@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from ..cache import ByIdentity
 from ..model import Profile
 from ..registry import Registry
 from .domains import Domain, domain_of
@@ -65,8 +66,18 @@ def _thinking_value(field: str | None, context: dict[str, Any]) -> Any:
     return _lookup("profile.serve.sampler_thinking." + field.removeprefix(prefix), context)
 
 
+_EFFECTIVE: ByIdentity[tuple[EffectiveTunable, ...]] = ByIdentity(5_000)
+
+
 def effective_tunables(registry: Registry, profile: Profile) -> list[EffectiveTunable]:
     """Engine tunables whose field the profile sets, patch switches, then the profile's own."""
+    engine = registry.engines[profile.engine]
+    patches = [registry.patches[p] for p in profile.patches]
+    made = _EFFECTIVE.get((profile, engine, *patches), lambda: tuple(_effective(registry, profile)))
+    return list(made)
+
+
+def _effective(registry: Registry, profile: Profile) -> list[EffectiveTunable]:
     engine = registry.engines[profile.engine]
     context = {"profile": profile, "engine": engine}
     out: list[EffectiveTunable] = []
