@@ -195,6 +195,12 @@ class FindingSink:
     def findings(self) -> list[Finding]:
         return list(self._findings.values())
 
+    def copy(self) -> FindingSink:
+        """A sink of its own holding the same (frozen) findings."""
+        other = FindingSink()
+        other._findings = dict(self._findings)
+        return other
+
     def add(
         self,
         location: Location,

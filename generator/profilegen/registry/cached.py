@@ -3,11 +3,11 @@ wherever the tree is (another checkout or worktree of the same registry reuses i
 
 from __future__ import annotations
 
-import hashlib
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..cache import Inputs, Store
+from ..cache import InMemory, Inputs, Store, enabled
 from ..errors import FindingSink
 from .load import PARSED
 from .loader import load_registry
@@ -22,7 +22,12 @@ def load_registry_cached(root: Path) -> tuple[Registry, FindingSink]:
     """What `load_registry` returns, from the cache when the registry is unchanged."""
     inputs = registry_inputs(root)
     key = inputs.key()
+    if key is None:
+        # Something in registry/ is not a plain file (the loader reports it): no cache at all.
+        return load_registry(root)
     store = Store("registry")
+    if enabled() and (mine := _LOADED.get((store.folder, key))) is not None:
+        return _copy(*mine, root)
     hit = store.get_object(key)
     if (
         isinstance(hit, tuple)
@@ -30,45 +35,57 @@ def load_registry_cached(root: Path) -> tuple[Registry, FindingSink]:
         and isinstance(hit[0], Registry)
         and isinstance(hit[1], FindingSink)
     ):
-        return _moved(hit[0], root), hit[1]
-    if key is None:
-        # Something in registry/ is not a plain file (the loader reports it): no cache at all.
-        return load_registry(root)
+        _LOADED.put((store.folder, key), hit)
+        return _copy(*hit, root)
     parsed = Store("documents")
-    known = parsed.get_object("parsed")
+    known = parsed.get_object("parsed") if parsed.folder not in _READ_PARSED else {}
+    _READ_PARSED.add(parsed.folder)
     if isinstance(known, dict):
         PARSED.update({k: v for k, v in known.items() if isinstance(v, bytes)})
     before = len(PARSED)
     result = load_registry(root)
     store.put_object(key, result)
+    _LOADED.put((store.folder, key), result)
     if len(PARSED) != before or not isinstance(known, dict):
-        parsed.put_object("parsed", _recent(root))
-    return result
+        parsed.put_object("parsed", _recent(result[0]))
+    return _copy(*result, root)
 
 
-def _moved(registry: Registry, root: Path) -> Registry:
-    """A registry loaded from the same bytes elsewhere, as loading it from `root` makes it.
-    A tree with a key holds regular files only, all inside it, so its findings and sources
-    name files relative to the root; only the root and each document's path move."""
-    registry.root = root
-    for _, doc in registry.documents:
-        doc.path = root / doc.display
-    return registry
+# Registries this process loaded and stored (or read from the store), by store and key: each
+# caller gets a copy of its own (`_copy`), sharing the frozen entities.
+_LOADED: InMemory[tuple[Path, str], tuple[Registry, FindingSink]] = InMemory(64)
+# The stores of parsed documents this process has read (it keeps what it read).
+_READ_PARSED: set[Path] = set()
 
 
-def _recent(root: Path) -> dict[str, Any]:
+def _copy(registry: Registry, sink: FindingSink, root: Path) -> tuple[Registry, FindingSink]:
+    """A registry of the caller's own, as loading these bytes from `root` makes it: its
+    tables and documents are new containers (a caller may move or add to them), the frozen
+    entities in them are shared. A tree with a key holds regular files only, all inside it,
+    so its findings and sources name files relative to the root; only the root and each
+    document's path move."""
+    mine = replace(
+        registry,
+        root=root,
+        documents=[
+            (kind, replace(doc, path=root / doc.display)) for kind, doc in registry.documents
+        ],
+        **{kind: dict(registry.table(kind)) for kind in _TABLES},
+        abstract_profiles=set(registry.abstract_profiles),
+        sources=dict(registry.sources),
+        broken=set(registry.broken),
+        _derived={},
+    )
+    return mine, sink.copy()
+
+
+_TABLES = ("gpus", "rigs", "engines", "models", "drafters", "patches", "profiles", "gateways")
+_TABLES += ("facts",)
+
+
+def _recent(registry: Registry) -> dict[str, Any]:
     """The parsed documents of the registry just loaded (older texts are dropped)."""
-    keep = {}
-    for path in sorted((root / "registry").rglob("*.yaml")):
-        try:
-            digest = hashlib.sha256(
-                path.read_bytes().decode("utf-8").removeprefix("\ufeff").encode()
-            ).hexdigest()
-        except (OSError, UnicodeDecodeError):
-            continue
-        if digest in PARSED:
-            keep[digest] = PARSED[digest]
-    return keep
+    return {d.digest: PARSED[d.digest] for _, d in registry.documents if d.digest in PARSED}
 
 
 def open_registry_cached(root: Path) -> Registry:
