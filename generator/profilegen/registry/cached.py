@@ -70,17 +70,21 @@ def _copy(registry: Registry, sink: FindingSink, root: Path) -> tuple[Registry, 
         documents=[
             (kind, replace(doc, path=root / doc.display)) for kind, doc in registry.documents
         ],
-        **{kind: dict(registry.table(kind)) for kind in _TABLES},
+        gpus=dict(registry.gpus),
+        rigs=dict(registry.rigs),
+        engines=dict(registry.engines),
+        models=dict(registry.models),
+        drafters=dict(registry.drafters),
+        patches=dict(registry.patches),
+        profiles=dict(registry.profiles),
+        gateways=dict(registry.gateways),
+        facts=dict(registry.facts),
         abstract_profiles=set(registry.abstract_profiles),
         sources=dict(registry.sources),
         broken=set(registry.broken),
         _derived={},
     )
     return mine, sink.copy()
-
-
-_TABLES = ("gpus", "rigs", "engines", "models", "drafters", "patches", "profiles", "gateways")
-_TABLES += ("facts",)
 
 
 def _recent(registry: Registry) -> dict[str, Any]:
