@@ -23,8 +23,31 @@ def suggest(word: str, choices: Sequence[str]) -> str | None:
 def _suggest(word: str, choices: tuple[str, ...]) -> str | None:
     # The same word is often asked about the same choices many times (each scenario of a
     # profile): difflib is slow enough for that to show.
-    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
-    return close[0] if close else None
+    return _closest(word, choices, cutoff=0.6)
+
+
+def _closest(word: str, choices: Iterable[str], cutoff: float) -> str | None:
+    """What `difflib.get_close_matches(word, choices, n=1, cutoff)` answers (the best ratio,
+    the greater choice among equals), with the full ratio worked out only while a choice's
+    quick upper bound could still beat the best so far: an engine's few hundred variable
+    names cost a few of them instead of hundreds."""
+    matcher = difflib.SequenceMatcher()
+    matcher.set_seq2(word)
+    bounded = []
+    for choice in choices:
+        matcher.set_seq1(choice)
+        if matcher.real_quick_ratio() >= cutoff and (bound := matcher.quick_ratio()) >= cutoff:
+            bounded.append((bound, choice))
+    bounded.sort(reverse=True)
+    best: tuple[float, str] | None = None
+    for bound, choice in bounded:
+        if best is not None and bound < best[0]:
+            break
+        matcher.set_seq1(choice)
+        score = (matcher.ratio(), choice)
+        if score[0] >= cutoff and (best is None or score > best):
+            best = score
+    return None if best is None else best[1]
 
 
 # Characters that a terminal or a reader cannot see for what they are: controls, line and

@@ -5,16 +5,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import Any
-
-from ruamel.yaml import YAML
 
 from ..cache import InMemory
 from ..errors import UsageError, suggest
 from ..model import Profile
 from ..registry import Registry
-from ..render import Rendered, render_profile
+from ..render import Rendered, parsed_compose, render_profile
 from .interpolate import interpolate_all, referenced_names
 from .layout import IMAGE_ENV, compose_layout, container_env, entry_argv
 from .memo import recall, remember, run_key
@@ -106,18 +104,11 @@ def check_scenario(rendered: Rendered, scenario: Scenario) -> None:
             raise UsageError(f"-e {name}: {rendered.profile_id} reads no variable {name} ({hint})")
 
 
-# A check prepares every scenario of every profile twice (the record and the facts rule):
-# each compose is parsed once per process.
-@lru_cache(maxsize=1024)
-def _parsed_service(compose: bytes) -> dict[str, Any]:
-    doc = YAML(typ="safe").load(compose.decode())
-    (service,) = doc["services"].values()
-    return dict(service)
-
-
 def _service(rendered: Rendered) -> dict[str, Any]:
-    """The service as written in the compose file (parsed once per rendered file)."""
-    return _parsed_service(rendered.compose)
+    """The service as written in the compose file (parsed once per rendered file: a render
+    in this process already parsed it to verify it)."""
+    (service,) = parsed_compose(rendered.compose)["services"].values()
+    return dict(service)
 
 
 @dataclass(frozen=True)

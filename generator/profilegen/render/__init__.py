@@ -13,11 +13,13 @@ from __future__ import annotations
 from .context import RenderError, container_name, served_names
 from .memo import render_profile_cached
 from .targets.compose import Rendered, render_profile
+from .verify import parsed_compose
 
 __all__ = [
     "RenderError",
     "Rendered",
     "container_name",
+    "parsed_compose",
     "render_profile",
     "render_profile_cached",
     "served_names",

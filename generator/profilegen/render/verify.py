@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -36,10 +37,18 @@ def first_difference(want: Any, got: Any, path: str = "") -> str | None:
     return None
 
 
+@lru_cache(maxsize=1024)
+def parsed_compose(compose: bytes) -> Any:
+    """A compose file's YAML as data, parsed once per process for the same bytes (render
+    verifies what it wrote, and explain reads the service back from it); raises YAMLError.
+    Shared: readers copy what they change."""
+    return YAML(typ="safe").load(compose.decode())
+
+
 def verify_compose(profile_id: str, compose: bytes, service: dict[str, Any]) -> None:
     """Raises RenderError when the compose does not parse back to the intended service."""
     try:
-        doc = YAML(typ="safe").load(compose.decode())
+        doc = parsed_compose(compose)
     except YAMLError as exc:
         raise RenderError(f"{profile_id}: rendered compose is not valid YAML: {exc}") from exc
     if not isinstance(doc, dict) or set(doc) != {"name", "services"}:
