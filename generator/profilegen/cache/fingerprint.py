@@ -71,9 +71,12 @@ def tree_digest(root: Path, names: tuple[str, ...]) -> str:
     return h.hexdigest()
 
 
-# A file's digest by what its status says of it (device, inode, size, times), for files that
-# had not changed for RACY_NS when they were read: a file written within the clock's
-# granularity of the read could change again with the same status, so it is always read.
+# A file's digest, in this process, by what its status says of it (device, inode, size,
+# modification time), for files that had not changed for RACY_NS when they were read: a file
+# written within the clock's granularity of the read could change again with the same
+# status, so it is always read. The change time is left out, as linking a file changes it
+# (a hard-linked copy of a tree is still the same bytes); a writer that puts an old
+# modification time back on a file it rewrote in place, while this process runs, is not seen.
 RACY_NS = 3 * 10**9
 _KNOWN: InMemory[tuple[int, ...], bytes] = InMemory(200_000)
 
@@ -84,17 +87,13 @@ def _content_digest(path: Path) -> bytes:
         info = path.lstat()
     except OSError:
         info = None
-    status = (
-        None
-        if info is None
-        else (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-    )
+    status = None if info is None else (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
     if status is not None and (known := _KNOWN.get(status)) is not None:
         return known
     data = _read(path)
     digest = hashlib.sha256(data).digest()
     settled = time.time_ns() - RACY_NS
-    if status is not None and max(status[3], status[4]) < settled:
+    if status is not None and status[3] < settled:
         _KNOWN.put(status, digest)
     return digest
 
