@@ -180,7 +180,26 @@ def explain(
     return result
 
 
+# Explanations this process made, by the (frozen) profile and run they were made from and the
+# scenario: a check of a changed registry explains again only the runs that changed.
+_EXPLAINED: InMemory[tuple[int, int, Scenario, int, str], tuple[Profile, Run, Explanation]] = (
+    InMemory(20_000)
+)
+
+
 def _explanation(
+    profile: Profile, scenario: Scenario, gpus: int, kind: str, run: Run
+) -> Explanation:
+    key = (id(profile), id(run), scenario, gpus, kind)
+    hit = _EXPLAINED.get(key)
+    if hit is not None and hit[0] is profile and hit[1] is run:
+        return hit[2]
+    made = _explain_run(profile, scenario, gpus, kind, run)
+    _EXPLAINED.put(key, (profile, run, made))
+    return made
+
+
+def _explain_run(
     profile: Profile, scenario: Scenario, gpus: int, kind: str, run: Run
 ) -> Explanation:
     steps = [PatchStep(w[0], tuple(w[1:])) for w in (ln.split("\t") for ln in run.log) if w]

@@ -13,6 +13,7 @@ import json
 import shlex
 from typing import Any
 
+from ..cache import ByIdentity
 from .core import Explanation
 from .report import as_json
 
@@ -48,8 +49,16 @@ def _difference(entry: dict[str, Any], defaults: dict[str, Any]) -> dict[str, An
     return changed
 
 
+_RECORDS: ByIdentity[bytes] = ByIdentity(4096)
+
+
 def record(explanations: list[Explanation]) -> bytes:
-    """One profile's record: the defaults whole, each other scenario as its differences."""
+    """One profile's record: the defaults whole, each other scenario as its differences
+    (written once per set of explanations: they are immutable)."""
+    return _RECORDS.get(tuple(explanations), lambda: _record(explanations))
+
+
+def _record(explanations: list[Explanation]) -> bytes:
     entries = {e.scenario.label: _entry(e) for e in explanations}
     defaults = entries.pop("defaults", {})
     out: dict[str, Any] = {"defaults": defaults}
