@@ -3,6 +3,7 @@ wherever the tree is (another checkout or worktree of the same registry reuses i
 
 from __future__ import annotations
 
+import copy
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -58,32 +59,23 @@ _LOADED: InMemory[tuple[Path, str], tuple[Registry, FindingSink]] = InMemory(64)
 _READ_PARSED: set[Path] = set()
 
 
+# What a caller may add to or take from: every table, and the sets and maps beside them.
+_CONTAINERS: tuple[str, ...] = ("gpus", "rigs", "engines", "models", "drafters", "patches")
+_CONTAINERS += ("profiles", "gateways", "facts", "abstract_profiles", "sources", "broken")
+
+
 def _copy(registry: Registry, sink: FindingSink, root: Path) -> tuple[Registry, FindingSink]:
     """A registry of the caller's own, as loading these bytes from `root` makes it: its
     tables and documents are new containers (a caller may move or add to them), the frozen
     entities in them are shared. A tree with a key holds regular files only, all inside it,
     so its findings and sources name files relative to the root; only the root and each
     document's path move."""
-    mine = replace(
-        registry,
-        root=root,
-        documents=[
-            (kind, replace(doc, path=root / doc.display)) for kind, doc in registry.documents
-        ],
-        gpus=dict(registry.gpus),
-        rigs=dict(registry.rigs),
-        engines=dict(registry.engines),
-        models=dict(registry.models),
-        drafters=dict(registry.drafters),
-        patches=dict(registry.patches),
-        profiles=dict(registry.profiles),
-        gateways=dict(registry.gateways),
-        facts=dict(registry.facts),
-        abstract_profiles=set(registry.abstract_profiles),
-        sources=dict(registry.sources),
-        broken=set(registry.broken),
-        _derived={},
-    )
+    mine = copy.copy(registry)
+    mine.root = root
+    mine.documents = [(k, replace(doc, path=root / doc.display)) for k, doc in registry.documents]
+    for name in _CONTAINERS:
+        setattr(mine, name, copy.copy(getattr(registry, name)))
+    mine._derived = {}
     return mine, sink.copy()
 
 
