@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import pickle
 import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -239,3 +241,23 @@ def test_a_file_rewritten_with_its_old_size_changes_the_digest(tmp_path: Path) -
     link.parent.mkdir(parents=True)
     os.link(path, link)  # a hard-linked copy: the same bytes, whatever linking changes
     assert Inputs(tmp_path / "elsewhere", ("registry",)).key() == first
+
+
+def test_documents_parsed_by_other_code_are_not_used(tmp_path: Path, cache: Path) -> None:
+    """The parsed texts in the store are reused only by the code that parsed them: a reader
+    of another version may have made other data of the same text."""
+    root = tmp_path / "tiny"
+    shutil.copytree(BASE, root)
+    model = next((root / "registry" / "models").glob("*.yaml"))
+    text = model.read_text(encoding="utf-8") + "\n# a text no other test reads\n"
+    model.write_text(text, encoding="utf-8")
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    forged = {digest: pickle.dumps(({"id": "forged"}, {}))}
+    for held in (forged, ("another version of profilegen", forged)):
+        Store("documents").put_object("parsed", held)
+        shutil.rmtree(cache / "results" / "registry", ignore_errors=True)
+        other = tmp_path / f"copy-{len(held)}"
+        shutil.copytree(root, other)
+        registry, sink = load_registry_cached(other)
+        assert sink.errors == []
+        assert model.stem in registry.models

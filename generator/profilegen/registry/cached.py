@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..cache import InMemory, Inputs, Store, enabled
+from ..cache import InMemory, Inputs, Store, code_digest, enabled
 from ..errors import FindingSink
 from .load import PARSED
 from .loader import load_registry
@@ -39,17 +39,28 @@ def load_registry_cached(root: Path) -> tuple[Registry, FindingSink]:
         _LOADED.put((store.folder, key), hit)
         return _copy(*hit, root)
     parsed = Store("documents")
-    known = parsed.get_object("parsed") if parsed.folder not in _READ_PARSED else {}
+    known = _parsed_documents(parsed) if parsed.folder not in _READ_PARSED else {}
     _READ_PARSED.add(parsed.folder)
-    if isinstance(known, dict):
-        PARSED.update({k: v for k, v in known.items() if isinstance(v, bytes)})
+    if known is not None:
+        PARSED.update(known)
     before = len(PARSED)
     result = load_registry(root)
     store.put_object(key, result)
     _LOADED.put((store.folder, key), result)
-    if len(PARSED) != before or not isinstance(known, dict):
-        parsed.put_object("parsed", _recent(result[0]))
+    if len(PARSED) != before or known is None:
+        parsed.put_object("parsed", (code_digest(), _recent(result[0])))
     return _copy(*result, root)
+
+
+def _parsed_documents(store: Store) -> dict[str, bytes] | None:
+    """The parsed texts the store holds, if this code parsed them (another version of the
+    reader may have read the same text otherwise)."""
+    held = store.get_object("parsed")
+    if not (isinstance(held, tuple) and len(held) == 2 and held[0] == code_digest()):
+        return None
+    if not isinstance(held[1], dict):
+        return None
+    return {k: v for k, v in held[1].items() if isinstance(k, str) and isinstance(v, bytes)}
 
 
 # Registries this process loaded and stored (or read from the store), by store and key: each
