@@ -78,7 +78,7 @@ def tree_digest(root: Path, names: tuple[str, ...]) -> str:
 # (a hard-linked copy of a tree is still the same bytes); a writer that puts an old
 # modification time back on a file it rewrote in place, while this process runs, is not seen.
 RACY_NS = 3 * 10**9
-_KNOWN: InMemory[tuple[int, ...], bytes] = InMemory(200_000)
+_KNOWN: InMemory[tuple[int, ...], bytes] = InMemory(100_000)
 
 
 def _content_digest(path: Path) -> bytes:

@@ -183,7 +183,7 @@ def explain(
 # Explanations this process made, by the (frozen) profile and run they were made from and the
 # scenario: a check of a changed registry explains again only the runs that changed.
 _EXPLAINED: InMemory[tuple[int, int, Scenario, int, str], tuple[Profile, Run, Explanation]] = (
-    InMemory(20_000)
+    InMemory(5_000)
 )
 
 

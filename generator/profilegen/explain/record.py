@@ -49,7 +49,7 @@ def _difference(entry: dict[str, Any], defaults: dict[str, Any]) -> dict[str, An
     return changed
 
 
-_RECORDS: ByIdentity[bytes] = ByIdentity(4096)
+_RECORDS: ByIdentity[bytes] = ByIdentity(1_000)
 
 
 def record(explanations: list[Explanation]) -> bytes:

@@ -36,7 +36,7 @@ def server_words(rendered: Rendered, argv: Sequence[str]) -> tuple[str, ...]:
 # of every profile, most of them with an argv it judged before. The facts are kept with the
 # answer, so a key made from the id of facts no longer alive is never mistaken for them.
 _JUDGED: InMemory[tuple[str, int, tuple[object, ...]], tuple[EngineFacts, list[Problem]]] = (
-    InMemory(50_000)
+    InMemory(10_000)
 )
 
 

@@ -65,7 +65,7 @@ def _parsed_documents(store: Store) -> dict[str, bytes] | None:
 
 # Registries this process loaded and stored (or read from the store), by store and key: each
 # caller gets a copy of its own (`_copy`), sharing the frozen entities.
-_LOADED: InMemory[tuple[Path, str], tuple[Registry, FindingSink]] = InMemory(64)
+_LOADED: InMemory[tuple[Path, str], tuple[Registry, FindingSink]] = InMemory(8)
 # The stores of parsed documents this process has read (it keeps what it read).
 _READ_PARSED: set[Path] = set()
 

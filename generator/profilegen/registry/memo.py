@@ -12,14 +12,14 @@ from typing import Any
 
 from ..cache import InMemory
 
-LIMIT = 20_000
-
+# Bounds, for a long-lived process that loads many registries (a test session): each memo
+# forgets everything past its bound, so a few catalogues' worth is kept.
 # (kind, text digest) of files their kind's file model accepted.
-VALID: InMemory[tuple[str, str], bool] = InMemory(LIMIT)
+VALID: InMemory[tuple[str, str], bool] = InMemory(20_000)
 # (kind, text digest) -> the entity built from that file.
-ENTITIES: InMemory[tuple[str, str], Any] = InMemory(LIMIT)
+ENTITIES: InMemory[tuple[str, str], Any] = InMemory(5_000)
 # (display, text digest) of each file of an extends chain, root first -> (the resolved
 # profile, the location of each of its nodes).
-PROFILES: InMemory[tuple[tuple[str, str], ...], tuple[Any, dict[Any, Any]]] = InMemory(LIMIT)
-# Digest of a facts file's bytes -> its EngineFacts.
-FACTS: InMemory[str, Any] = InMemory(LIMIT)
+PROFILES: InMemory[tuple[tuple[str, str], ...], tuple[Any, dict[Any, Any]]] = InMemory(2_000)
+# Digest of a facts file's bytes -> its EngineFacts (a few hundred KiB each).
+FACTS: InMemory[str, Any] = InMemory(32)

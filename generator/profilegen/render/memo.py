@@ -39,7 +39,7 @@ def render_profile_cached(registry: Registry, profile: Profile) -> Rendered:
     return rendered
 
 
-_RENDERED: InMemory[tuple[Path, str], Rendered] = InMemory(4096)
+_RENDERED: InMemory[tuple[Path, str], Rendered] = InMemory(1_000)
 
 
 def profile_key(registry: Registry, profile: Profile, salt: str = "") -> str | None:
@@ -68,7 +68,7 @@ def _key(registry: Registry, profile: Profile) -> str | None:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
-_JSON: ByIdentity[str] = ByIdentity(20_000)
+_JSON: ByIdentity[str] = ByIdentity(5_000)
 
 
 def _json(entity: BaseModel) -> str:
