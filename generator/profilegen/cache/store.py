@@ -17,9 +17,12 @@ from typing import Any, TypeVar, cast
 
 from ..resources import cache_root
 from ..write import write_atomic
+from .memory import InMemory
 
 FORMAT = b"profilegen-result-cache 1\n"
 _STATE = {"enabled": True}
+# The objects each kind of store keeps in this process (`Store(kind, keep=...)`).
+_KEPT: dict[str, InMemory[tuple[Path, str], Any]] = {}
 
 
 def configure(*, enabled: bool) -> None:
@@ -35,10 +38,16 @@ T = TypeVar("T")
 
 
 class Store:
-    """Results of one kind (`registry`, `render`, `check`) by key."""
+    """Results of one kind (`registry`, `render`, `check`) by key.
 
-    def __init__(self, kind: str) -> None:
+    `keep`: for results that are immutable (or that their callers copy), this process keeps
+    up to that many of the objects it stored or read, and hands them out again instead of
+    reading them back (by folder and key, so a change of cache folder is a change of store).
+    """
+
+    def __init__(self, kind: str, keep: int = 0) -> None:
         self.folder = cache_root() / "results" / kind
+        self._kept = _KEPT.setdefault(kind, InMemory(keep)) if keep else None
 
     def get(self, key: str | None) -> bytes | None:
         if key is None or not enabled():
@@ -61,16 +70,29 @@ class Store:
 
     def get_object(self, key: str | None) -> Any:
         """A pickled result, or None (also when the folder is not private to this user)."""
+        if key is None or not enabled():
+            return None
+        if self._kept is not None and (kept := self._kept.get((self.folder, key))) is not None:
+            return kept
         data = self.get(key) if _private(self.folder) else None
         if data is None:
             return None
         try:
-            return pickle.loads(data)
+            value = pickle.loads(data)
         except Exception:  # a corrupt entry, or one from other code: recompute
             return None
+        self._keep(key, value)
+        return value
 
     def put_object(self, key: str | None, value: Any) -> None:
+        if key is None or not enabled():
+            return
         self.put(key, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        self._keep(key, value)
+
+    def _keep(self, key: str, value: Any) -> None:
+        if self._kept is not None:
+            self._kept.put((self.folder, key), value)
 
     def remember(
         self,

@@ -13,7 +13,7 @@ import hashlib
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..cache import InMemory, Store, enabled
+from ..cache import Store
 from .sandbox import Run
 from .secrets import SECRETS
 
@@ -60,23 +60,15 @@ def _bundle_digest(files: tuple[tuple[str, bytes], ...]) -> bytes:
 def recall(key: str | None) -> Run | None:
     """The stored run for `key`, if any (a run is immutable: this process keeps the ones it
     has read or made, and reads each from the store once)."""
-    if key is None or not enabled():
-        return None
-    hit = _SEEN.get(key)
-    if hit is None:
-        stored = Store("explain").get_object(key)
-        hit = stored if isinstance(stored, Run) else None
-        if hit is not None:
-            _SEEN.put(key, hit)
-    return hit
+    stored = _store().get_object(key)
+    return stored if isinstance(stored, Run) else None
 
 
 def remember(key: str | None, result: Run) -> None:
     """Keeps a run that finished in time (a batch runs many at once, then stores each)."""
-    if key is None or result.timed_out or not enabled():
-        return
-    Store("explain").put_object(key, result)
-    _SEEN.put(key, result)
+    if not result.timed_out:
+        _store().put_object(key, result)
 
 
-_SEEN: InMemory[str, Run] = InMemory(8192)
+def _store() -> Store:
+    return Store("explain", keep=8192)

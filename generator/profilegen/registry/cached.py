@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..cache import InMemory, Inputs, Store, code_digest, enabled
+from ..cache import Inputs, Store, code_digest
 from ..errors import FindingSink
 from .load import PARSED
 from .loader import load_registry
@@ -26,9 +26,8 @@ def load_registry_cached(root: Path) -> tuple[Registry, FindingSink]:
     if key is None:
         # Something in registry/ is not a plain file (the loader reports it): no cache at all.
         return load_registry(root)
-    store = Store("registry")
-    if enabled() and (mine := _LOADED.get((store.folder, key))) is not None:
-        return _copy(*mine, root)
+    # The loaded registries this process keeps are handed out as copies of their own.
+    store = Store("registry", keep=8)
     hit = store.get_object(key)
     if (
         isinstance(hit, tuple)
@@ -36,7 +35,6 @@ def load_registry_cached(root: Path) -> tuple[Registry, FindingSink]:
         and isinstance(hit[0], Registry)
         and isinstance(hit[1], FindingSink)
     ):
-        _LOADED.put((store.folder, key), hit)
         return _copy(*hit, root)
     parsed = Store("documents")
     known = _parsed_documents(parsed) if parsed.folder not in _READ_PARSED else {}
@@ -46,7 +44,6 @@ def load_registry_cached(root: Path) -> tuple[Registry, FindingSink]:
     before = len(PARSED)
     result = load_registry(root)
     store.put_object(key, result)
-    _LOADED.put((store.folder, key), result)
     if len(PARSED) != before or known is None:
         parsed.put_object("parsed", (code_digest(), _recent(result[0])))
     return _copy(*result, root)
@@ -63,9 +60,6 @@ def _parsed_documents(store: Store) -> dict[str, bytes] | None:
     return {k: v for k, v in held[1].items() if isinstance(k, str) and isinstance(v, bytes)}
 
 
-# Registries this process loaded and stored (or read from the store), by store and key: each
-# caller gets a copy of its own (`_copy`), sharing the frozen entities.
-_LOADED: InMemory[tuple[Path, str], tuple[Registry, FindingSink]] = InMemory(8)
 # The stores of parsed documents this process has read (it keeps what it read).
 _READ_PARSED: set[Path] = set()
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from ..cache import ByIdentity, InMemory, Store, code_digest, enabled, tree_digest
+from ..cache import ByIdentity, Store, code_digest, tree_digest
 from ..cache.fingerprint import Unfingerprintable
 from ..model import Profile
 from ..registry import Registry
@@ -23,23 +23,12 @@ _TEMPLATES: dict[Path, str | None] = {}
 
 
 def render_profile_cached(registry: Registry, profile: Profile) -> Rendered:
-    """The profile's render: this process's own when it made or read it before (a render is
-    immutable), else the store's, else a new one (kept in both)."""
-    store = Store("profile")
-    key = _key(registry, profile)
-    if key is not None and enabled() and (mine := _RENDERED.get((store.folder, key))):
-        return mine
-    rendered = store.remember(
-        key,
+    """The profile's render (immutable: this process keeps the ones it made or read)."""
+    return Store("profile", keep=1_000).remember(
+        _key(registry, profile),
         lambda: render_profile(registry, profile),
         lambda hit: isinstance(hit, Rendered) and hit.profile_id == profile.id,
     )
-    if key is not None:
-        _RENDERED.put((store.folder, key), rendered)
-    return rendered
-
-
-_RENDERED: InMemory[tuple[Path, str], Rendered] = InMemory(1_000)
 
 
 def profile_key(registry: Registry, profile: Profile, salt: str = "") -> str | None:
