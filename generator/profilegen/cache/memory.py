@@ -35,10 +35,13 @@ class ByIdentity(Generic[V]):
     their value, so the id of one no longer alive is never taken for another's."""
 
     def __init__(self, limit: int) -> None:
-        self._memo: InMemory[tuple[int, ...], tuple[tuple[object, ...], V]] = InMemory(limit)
+        self._memo: InMemory[tuple[object, ...], tuple[tuple[object, ...], V]] = InMemory(limit)
 
-    def get(self, objects: tuple[object, ...], make: Callable[[], V]) -> V:
-        key = tuple(map(id, objects))
+    def get(
+        self, objects: tuple[object, ...], make: Callable[[], V], also: tuple[object, ...] = ()
+    ) -> V:
+        """The value made from `objects` (and the hashable values `also`), made on first use."""
+        key = (*map(id, objects), also)
         hit = self._memo.get(key)
         if hit is not None and all(a is b for a, b in zip(hit[0], objects, strict=True)):
             return hit[1]

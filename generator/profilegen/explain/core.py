@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from ..cache import InMemory
+from ..cache import ByIdentity, InMemory
 from ..errors import UsageError, suggest
 from ..model import Profile
 from ..registry import Registry
@@ -182,21 +182,17 @@ def explain(
 
 # Explanations this process made, by the (frozen) profile and run they were made from and the
 # scenario: a check of a changed registry explains again only the runs that changed.
-_EXPLAINED: InMemory[tuple[int, int, Scenario, int, str], tuple[Profile, Run, Explanation]] = (
-    InMemory(5_000)
-)
+_EXPLAINED: ByIdentity[Explanation] = ByIdentity(5_000)
 
 
 def _explanation(
     profile: Profile, scenario: Scenario, gpus: int, kind: str, run: Run
 ) -> Explanation:
-    key = (id(profile), id(run), scenario, gpus, kind)
-    hit = _EXPLAINED.get(key)
-    if hit is not None and hit[0] is profile and hit[1] is run:
-        return hit[2]
-    made = _explain_run(profile, scenario, gpus, kind, run)
-    _EXPLAINED.put(key, (profile, run, made))
-    return made
+    return _EXPLAINED.get(
+        (profile, run),
+        lambda: _explain_run(profile, scenario, gpus, kind, run),
+        (scenario, gpus, kind),
+    )
 
 
 def _explain_run(

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..cache import InMemory
+from ..cache import ByIdentity
 from ..errors import Severity, suggest
 from ..model.common import is_option
 from ..model.facts import EngineFacts, FlagFacts
@@ -32,28 +32,15 @@ def server_words(rendered: Rendered, argv: Sequence[str]) -> tuple[str, ...]:
     return tuple(argv[len(lead) :] if tuple(argv[: len(lead)]) == lead else argv)
 
 
-# Judgements already made in this process, by (facts, words): a check judges every scenario
-# of every profile, most of them with an argv it judged before. The facts are kept with the
-# answer, so a key made from the id of facts no longer alive is never mistaken for them.
-_JUDGED: InMemory[tuple[str, int, tuple[object, ...]], tuple[EngineFacts, list[Problem]]] = (
-    InMemory(10_000)
-)
-
-
-def _judged(
-    kind: str, facts: EngineFacts, words: tuple[object, ...], judge: Callable[[], list[Problem]]
-) -> list[Problem]:
-    key = (kind, id(facts), words)
-    hit = _JUDGED.get(key)
-    if hit is None or hit[0] is not facts:
-        hit = (facts, judge())
-        _JUDGED.put(key, hit)
-    return list(hit[1])
+# Judgements already made in this process, by facts and words: a check judges every scenario
+# of every profile, most of them with an argv it judged before.
+_JUDGED: ByIdentity[tuple[Problem, ...]] = ByIdentity(10_000)
 
 
 def judge_argv(facts: EngineFacts, argv: Sequence[str]) -> list[Problem]:
     """Everything in `argv` the release's parser would refuse, in order."""
-    return _judged("argv", facts, tuple(argv), lambda: _judge_argv(facts, argv))
+    judged = _JUDGED.get((facts,), lambda: tuple(_judge_argv(facts, argv)), ("argv", *argv))
+    return list(judged)
 
 
 def _judge_argv(facts: EngineFacts, argv: Sequence[str]) -> list[Problem]:
@@ -271,8 +258,8 @@ def judge_env(
     facts: EngineFacts, prefixes: tuple[str, ...], names: Mapping[str, str]
 ) -> list[Problem]:
     """Engine variables (by the family's prefixes) the release does not read: warnings."""
-    words = (prefixes, *sorted(names))
-    return _judged("env", facts, words, lambda: _judge_env(facts, prefixes, names))
+    words = ("env", prefixes, *sorted(names))
+    return list(_JUDGED.get((facts,), lambda: tuple(_judge_env(facts, prefixes, names)), words))
 
 
 def _judge_env(
