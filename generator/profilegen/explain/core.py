@@ -148,10 +148,24 @@ def run_prepared(items: Sequence[Prepared]) -> list[Explanation]:
     """Runs what is not remembered, in as few boxes as the batch needs; same order back."""
     runs: list[Run | None] = [recall(item.key) for item in items]
     todo = [i for i, run in enumerate(runs) if run is None]
-    # Scenarios that see the same container share one job (one mount namespace).
+    groups, jobs = batch_jobs([items[i] for i in todo])
+    for members, results in zip(groups, run_jobs(jobs), strict=True):
+        for i, result in zip(members, results, strict=True):
+            runs[todo[i]] = result
+            remember(items[todo[i]].key, result)
+    return [
+        _explanation(item.profile, item.scenario, item.gpus, item.kind, run)
+        for item, run in zip(items, runs, strict=True)
+        if run is not None
+    ]
+
+
+def batch_jobs(items: Sequence[Prepared]) -> tuple[list[list[int]], list[Job]]:
+    """The jobs that run `items`: scenarios that see the same container share one job (one
+    mount namespace); with each job, the indexes of the items it runs, in launch order."""
     groups: dict[tuple[str, tuple[Mount, ...]], list[int]] = {}
-    for i in todo:
-        groups.setdefault((items[i].profile.id, items[i].job.layout.mounts), []).append(i)
+    for i, item in enumerate(items):
+        groups.setdefault((item.profile.id, item.job.layout.mounts), []).append(i)
     jobs = [
         Job(
             items[members[0]].job.layout,
@@ -160,15 +174,7 @@ def run_prepared(items: Sequence[Prepared]) -> list[Explanation]:
         )
         for members in groups.values()
     ]
-    for members, results in zip(groups.values(), run_jobs(jobs), strict=True):
-        for i, result in zip(members, results, strict=True):
-            runs[i] = result
-            remember(items[i].key, result)
-    return [
-        _explanation(item.profile, item.scenario, item.gpus, item.kind, run)
-        for item, run in zip(items, runs, strict=True)
-        if run is not None
-    ]
+    return list(groups.values()), jobs
 
 
 def explain(

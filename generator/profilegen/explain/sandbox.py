@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..sandbox import Bind, Box, run, scratch_folder
+from ..sandbox import Bind, Box, fstab_field, inside, run, scratch_folder
 from .boxscripts import COMMAND_DIR, DRIVER, ENGINE_STUB, IDLE_NAMES, JOB, JOBS, NVIDIA_SMI, RUN_DIR
 
 TIMEOUT_S = 20
@@ -150,16 +150,12 @@ def _write_job(folder: Path, job: Job) -> str:
     return folder.name
 
 
-def _inside(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
-
-
 def _write_mounts(folder: Path, layout: Layout) -> None:
     """The job's mounts as an fstab that one `mount --all` applies in order, with the mount
     points made beforehand; where a mount lands inside an earlier one its mount point must be
     made after that one: then the list, which the job applies one by one."""
     targets = [m.target for m in layout.mounts]
-    if any(_inside(t, earlier) for i, t in enumerate(targets) for earlier in targets[:i]):
+    if any(inside(t, earlier) for i, t in enumerate(targets) for earlier in targets[:i]):
         words = [w for m in layout.mounts for w in (m.source, m.target, "01"[m.read_only])]
         (folder / "mounts").write_bytes(_nul(words))
         return
@@ -175,16 +171,11 @@ def _write_mounts(folder: Path, layout: Layout) -> None:
             files.append(mount.target)
         options = "bind,ro" if mount.read_only else "bind"
         lines.append(
-            f"{_fstab(f'{at}/{mount.source}')} {_fstab(mount.target)} none {options} 0 0\n"
+            f"{fstab_field(f'{at}/{mount.source}')} {fstab_field(mount.target)} none {options} 0 0\n"
         )
     (folder / "dirs").write_bytes(_nul(sorted(set(dirs))))
     (folder / "files").write_bytes(_nul(files))
     (folder / "fstab").write_text("".join(lines))
-
-
-def _fstab(path: str) -> str:
-    """A path as an fstab field: blanks, backslashes and # written as octal escapes."""
-    return "".join(f"\\{ord(c):03o}" if c in " \t\n\\#" else c for c in path)
 
 
 def _read_nul(path: Path) -> list[str]:

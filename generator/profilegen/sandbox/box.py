@@ -32,60 +32,62 @@ SETUP_FAILED = 125
 _PREFIX = "profilegen sandbox: "
 
 # The script that builds the box; its arguments are the staging folder and the command.
+# Python lays out everything it can beforehand (`_stage`): the root's folders, links and
+# mount points (`skeleton/`), the box's files (`files/`), and two fstabs that one `mount
+# --all` each applies in order: the system's mounts (`system.fstab`: overlays, read-only
+# binds, devices, /proc; paths relative to the staging folder) and the box's own binds
+# (`binds.fstab`, made after the files, so that a bind may land on one). A box then costs
+# a handful of processes.
 _SETUP = r"""
 set -euo pipefail
 stage=$1
 shift
 pg_fail() { printf 'profilegen sandbox: %s\n' "$*" >&2; exit 125; }
-mount --make-rprivate / || pg_fail "cannot make the box's mounts private"
-nr=$stage/root
-mount -t tmpfs -o "size=$(<"$stage/size"),mode=755" pgbox "$nr" || pg_fail "cannot mount a tmpfs"
-for d in usr etc; do
-  mkdir -p "$nr/.layers/$d/upper" "$nr/.layers/$d/work" "$nr/$d"
-  mount -t overlay overlay -o "lowerdir=/$d,upperdir=$nr/.layers/$d/upper,workdir=$nr/.layers/$d/work" "$nr/$d" ||
-    pg_fail "cannot lay an overlay over /$d"
-done
-for d in bin sbin lib lib32 lib64 libx32; do
-  if [[ -L /$d ]]; then
-    ln -s "$(readlink "/$d")" "$nr/$d"
-  elif [[ -d /$d ]]; then
-    mkdir -p "$nr/$d"
-    mount --bind "/$d" "$nr/$d" && mount -o remount,bind,ro "$nr/$d" || pg_fail "cannot bind /$d"
+pg_mount_all() {
+  local said
+  if ! mount --all --fstab "$1" 2>mount.err; then
+    read -r said <mount.err || true
+    pg_fail "$2 (${said#mount: })"
   fi
-done
-mkdir -p "$nr/tmp" "$nr/root" "$nr/run" "$nr/var/tmp" "$nr/proc" "$nr/dev/shm" "$nr/dev/pts"
-chmod 1777 "$nr/tmp" "$nr/var/tmp" "$nr/dev/shm"
-chmod 700 "$nr/root"
-for f in null zero full random urandom; do
-  : >"$nr/dev/$f"
-  mount --bind "/dev/$f" "$nr/dev/$f" || pg_fail "cannot bind /dev/$f"
-done
-ln -s /proc/self/fd "$nr/dev/fd"
-ln -s /proc/self/fd/0 "$nr/dev/stdin"
-ln -s /proc/self/fd/1 "$nr/dev/stdout"
-ln -s /proc/self/fd/2 "$nr/dev/stderr"
-mount -t proc proc "$nr/proc" || pg_fail "cannot mount /proc"
-if [[ -d $stage/files ]]; then cp -a "$stage/files/." "$nr/"; fi
+}
+cd "$stage"
+read -r size <size
+mount -t tmpfs -o "size=$size,mode=755" pgbox root || pg_fail "cannot mount a tmpfs"
+cp -a skeleton/. root/ || pg_fail "cannot lay out the box's root"
+pg_mount_all system.fstab "cannot mount the box's system folders"
+if [[ -d files ]]; then cp -a files/. root/ || pg_fail "cannot write the box's files"; fi
+if [[ -s binds.fstab ]]; then
+  mapfile -d '' points <points.dirs
+  ((${#points[@]} == 0)) || mkdir -p -- "${points[@]}" || pg_fail "cannot make the binds' mount points"
+  mapfile -d '' points <points.files
+  for point in ${points[@]+"${points[@]}"}; do [[ -e $point ]] || : >"$point"; done
+  pg_mount_all binds.fstab "cannot bind a path into the box"
+fi
 while IFS= read -r -d '' src && IFS= read -r -d '' dst && IFS= read -r -d '' ro; do
   if [[ -d $src ]]; then
-    mkdir -p "$nr$dst"
+    mkdir -p "root$dst"
   else
-    mkdir -p "$(dirname "$nr$dst")"
-    [[ -e $nr$dst ]] || : >"$nr$dst"
+    mkdir -p "$(dirname "root$dst")"
+    [[ -e root$dst ]] || : >"root$dst"
   fi
-  mount --bind "$src" "$nr$dst" || pg_fail "cannot bind $src at $dst"
-  if [[ $ro == 1 ]]; then mount -o remount,bind,ro "$nr$dst" || pg_fail "cannot make $dst read-only"; fi
-done <"$stage/binds"
-mapfile -d '' pg_env <"$stage/env"
-workdir=$(<"$stage/workdir")
-cd "$nr"
-mkdir .old
+  mount --bind "$src" "root$dst" || pg_fail "cannot bind $src at $dst"
+  if [[ $ro == 1 ]]; then mount -o remount,bind,ro "root$dst" || pg_fail "cannot make $dst read-only"; fi
+done <binds
+mapfile -d '' pg_env <env
+read -r workdir <workdir
+cd root
 pivot_root . .old || pg_fail "cannot pivot into the box's root"
 umount -l /.old
 rmdir /.old
 cd / && cd "$workdir" 2>/dev/null || cd /
 exec /usr/bin/env -i -- ${pg_env[@]+"${pg_env[@]}"} "$@"
 """
+# The host folders the box shows read-only (a link stays a link), and the devices it binds.
+_SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+_OVERLAID = ("usr", "etc")
+_DEVICES = ("null", "zero", "full", "random", "urandom")
+_DEVICE_LINKS = {"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0"}
+_DEVICE_LINKS |= {"stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2"}
 
 
 class SandboxUnavailable(UsageError):
@@ -127,7 +129,7 @@ class Completed:
 
 
 def _unshare_argv(box: Box) -> list[str]:
-    argv = ["unshare", "--mount", "--pid", "--fork", "--kill-child"]
+    argv = ["unshare", "--mount", "--propagation", "private", "--pid", "--fork", "--kill-child"]
     if not box.network:
         argv.append("--net")
     if os.geteuid() != 0:
@@ -166,35 +168,112 @@ def scratch_folder(prefix: str) -> Path:
 
 
 def _stage(box: Box) -> Path:
-    """The staging folder the set-up script reads: files, binds, environment, sizes."""
+    """The staging folder the set-up script reads: the root's skeleton, the files, the
+    fstabs, the environment and the sizes."""
     stage = scratch_folder("profilegen-box-")
     try:
+        _skeleton(stage / "skeleton")
         (stage / "root").mkdir()
+        (stage / "system.fstab").write_text(_system_fstab())
+        files = stage / "files"
         for target, data in box.files.items():
-            path = stage / "files" / _container_path(target).lstrip("/")
+            path = files / _container_path(target).lstrip("/")
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
             path.chmod(0o755 if data.startswith(b"#!") else 0o644)
-        binds = b"".join(
-            os.fsencode(str(b.source.resolve()))
-            + b"\0"
-            + _container_path(b.target).encode()
-            + b"\0"
-            + (b"1" if b.read_only else b"0")
-            + b"\0"
-            for b in box.binds
-        )
-        (stage / "binds").write_bytes(binds)
+        _write_binds(stage, box.binds)
         for name, value in box.env.items():
             if not name or "=" in name or "\0" in name + value:
                 raise ValueError(f"not an environment entry: {name!r}")
         (stage / "env").write_bytes(b"".join(f"{k}={v}\0".encode() for k, v in box.env.items()))
-        (stage / "workdir").write_text(_container_path(box.workdir))
-        (stage / "size").write_text(f"{max(box.size_mib, 16)}m")
+        (stage / "workdir").write_text(_container_path(box.workdir) + "\n")
+        (stage / "size").write_text(f"{max(box.size_mib, 16)}m\n")
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
     return stage
+
+
+def _write_binds(stage: Path, binds: tuple[Bind, ...]) -> None:
+    """The box's binds as an fstab that one `mount --all` applies, their mount points made
+    beforehand; where a bind lands inside an earlier one its mount point must be made after
+    that one: then the list, which the set-up applies one by one."""
+    resolved = [(b.source.resolve(), _container_path(b.target), b.read_only) for b in binds]
+    targets = [target for _, target, _ in resolved]
+    nested = any(inside(t, earlier) for i, t in enumerate(targets) for earlier in targets[:i])
+    lines, words, dirs, files = [], b"", set(), []
+    for source, target, read_only in resolved:
+        if nested:
+            words += os.fsencode(str(source)) + b"\0" + target.encode() + b"\0"
+            words += b"1\0" if read_only else b"0\0"
+            continue
+        if source.is_dir():
+            dirs.add("root" + target)
+        else:
+            dirs.add("root" + (target.rsplit("/", 1)[0] or "/"))
+            files.append("root" + target)
+        options = "bind,ro" if read_only else "bind"
+        lines.append(
+            f"{fstab_field(str(source))} {fstab_field('root' + target)} none {options} 0 0\n"
+        )
+    (stage / "binds.fstab").write_text("".join(lines))
+    (stage / "binds").write_bytes(words)
+    (stage / "points.dirs").write_bytes(b"".join(os.fsencode(d) + b"\0" for d in sorted(dirs)))
+    (stage / "points.files").write_bytes(b"".join(os.fsencode(f) + b"\0" for f in files))
+
+
+def inside(path: str, folder: str) -> bool:
+    """Whether a container path is `folder` or lies in it."""
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _skeleton(root: Path) -> None:
+    """The root's folders, links and mount points, as `cp -a` lays them on the tmpfs."""
+    for rel in ("tmp", "root", "run", "var/tmp", "proc", "dev/shm", "dev/pts", ".old"):
+        (root / rel).mkdir(parents=True)
+    for rel in ("tmp", "var/tmp", "dev/shm"):
+        (root / rel).chmod(0o1777)
+    (root / "root").chmod(0o700)
+    for name in _OVERLAID:
+        for part in ("upper", "work"):
+            (root / ".layers" / name / part).mkdir(parents=True)
+        (root / name).mkdir()
+    for name, link in _system_links().items():
+        (root / name).symlink_to(link)
+    for name in _system_binds():
+        (root / name).mkdir()
+    for name in _DEVICES:
+        (root / "dev" / name).touch()
+    for name, link in _DEVICE_LINKS.items():
+        (root / "dev" / name).symlink_to(link)
+
+
+def _system_links() -> dict[str, str]:
+    """The host's top folders that are links (`/bin -> usr/bin`): links in the box too."""
+    return {d: str(Path(f"/{d}").readlink()) for d in _SYSTEM_DIRS if Path(f"/{d}").is_symlink()}
+
+
+def _system_binds() -> list[str]:
+    return [d for d in _SYSTEM_DIRS if not Path(f"/{d}").is_symlink() and Path(f"/{d}").is_dir()]
+
+
+def _system_fstab() -> str:
+    """Overlays over /usr and /etc, the other system folders read-only, the harmless
+    devices and /proc, in that order (relative paths: from the staging folder)."""
+    lines = [
+        f"overlay root/{d} overlay lowerdir=/{d},upperdir=root/.layers/{d}/upper,"
+        f"workdir=root/.layers/{d}/work 0 0\n"
+        for d in _OVERLAID
+    ]
+    lines += [f"/{d} root/{d} none bind,ro 0 0\n" for d in _system_binds()]
+    lines += [f"/dev/{d} root/dev/{d} none bind 0 0\n" for d in _DEVICES]
+    lines.append("proc root/proc proc defaults 0 0\n")
+    return "".join(lines)
+
+
+def fstab_field(path: str) -> str:
+    """A path as an fstab field: blanks, backslashes and # written as octal escapes."""
+    return "".join(f"\\{ord(c):03o}" if c in " \t\n\\#" else c for c in path)
 
 
 _CLEAN_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL": "C"}
