@@ -168,9 +168,12 @@ pg_max_utilization() {
   ((pg_cmp <= 0)) || pg_die 2 "$1=${!1} exceeds $2 on rig $3; refusing to boot"
 }
 
-# The GPUs `nvidia-smi -L` lists (0 when it lists none or is not there): sets pg_gpus.
+# The GPUs `nvidia-smi -L` lists (0 when it lists none or is not there): sets pg_gpus, asked
+# once (the GPU guard and the NVLink detection both want it).
+pg_gpus=
 pg_count_gpus() {
   local line lines
+  [[ -z $pg_gpus ]] || return 0
   lines=$(nvidia-smi -L 2>/dev/null || true)
   pg_gpus=0
   while IFS= read -r line; do
