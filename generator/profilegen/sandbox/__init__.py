@@ -17,18 +17,19 @@ from .box import (
     SandboxUnavailable,
     available,
     fstab_field,
-    inside,
     kill,
     memory_folder,
     run,
     scratch_folder,
     spawn,
 )
+from .paths import PlacementError, inside
 
 __all__ = [
     "Bind",
     "Box",
     "Completed",
+    "PlacementError",
     "SandboxError",
     "SandboxUnavailable",
     "available",

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ProfilegenError, UsageError
+from .paths import BoxView, inside
 
 # An exit code of the box's own set-up, apart from any the command may return.
 SETUP_FAILED = 125
@@ -175,13 +176,14 @@ def _stage(box: Box) -> Path:
         _skeleton(stage / "skeleton")
         (stage / "root").mkdir()
         (stage / "system.fstab").write_text(_system_fstab())
+        view = _view()
         files = stage / "files"
         for target, data in box.files.items():
-            path = files / _container_path(target).lstrip("/")
+            path = files / view.resolve(_container_path(target)).lstrip("/")
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
             path.chmod(0o755 if data.startswith(b"#!") else 0o644)
-        _write_binds(stage, box.binds)
+        _write_binds(stage, box.binds, view)
         for name, value in box.env.items():
             if not name or "=" in name or "\0" in name + value:
                 raise ValueError(f"not an environment entry: {name!r}")
@@ -194,11 +196,16 @@ def _stage(box: Box) -> Path:
     return stage
 
 
-def _write_binds(stage: Path, binds: tuple[Bind, ...]) -> None:
+def _write_binds(stage: Path, binds: tuple[Bind, ...], view: BoxView) -> None:
     """The box's binds as an fstab that one `mount --all` applies, their mount points made
     beforehand; where a bind lands inside an earlier one its mount point must be made after
-    that one: then the list, which the set-up applies one by one."""
-    resolved = [(b.source.resolve(), _container_path(b.target), b.read_only) for b in binds]
+    that one: then the list, which the set-up applies one by one. Each target is resolved
+    as the box will see it (`paths.py`), so no mount point is made through a host link."""
+    resolved = []
+    for bind in binds:
+        source, target = bind.source.resolve(), view.resolve(_container_path(bind.target))
+        view.bind(target, source)
+        resolved.append((source, target, bind.read_only))
     targets = [target for _, target, _ in resolved]
     nested = any(inside(t, earlier) for i, t in enumerate(targets) for earlier in targets[:i])
     lines, words, dirs, files = [], b"", set(), []
@@ -222,11 +229,6 @@ def _write_binds(stage: Path, binds: tuple[Bind, ...]) -> None:
     (stage / "points.files").write_bytes(b"".join(os.fsencode(f) + b"\0" for f in files))
 
 
-def inside(path: str, folder: str) -> bool:
-    """Whether a container path is `folder` or lies in it."""
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
-
-
 def _skeleton(root: Path) -> None:
     """The root's folders, links and mount points, as `cp -a` lays them on the tmpfs."""
     for rel in ("tmp", "root", "run", "var/tmp", "proc", "dev/shm", "dev/pts", ".old"):
@@ -246,6 +248,13 @@ def _skeleton(root: Path) -> None:
         (root / "dev" / name).touch()
     for name, link in _DEVICE_LINKS.items():
         (root / "dev" / name).symlink_to(link)
+
+
+def _view() -> BoxView:
+    """The box's tree before its binds: the root's links, the host's /usr and /etc."""
+    links = {f"/{name}": link for name, link in _system_links().items()}
+    links |= {f"/dev/{name}": link for name, link in _DEVICE_LINKS.items()}
+    return BoxView(links, _OVERLAID)
 
 
 def _system_links() -> dict[str, str]:
