@@ -99,3 +99,18 @@ def test_no_source_offline_is_said_and_never_passes(tiny: Path) -> None:
         "--offline was given" in run.text
     )
     assert "applies" not in run.text
+
+
+def test_a_mount_the_box_cannot_hold_is_refused_for_that_profile(
+    tiny: Path, tmp_path: Path
+) -> None:
+    engine = tiny / "registry" / "engines" / "vllm-v0.27.1.yaml"
+    text = engine.read_text()
+    assert text.count('patch_mount_root: "/etc/club3090"') == 1
+    engine.write_text(text.replace('"/etc/club3090"', '"/dev/fd/patches"'))
+    result = rehearse(tiny, tree(tmp_path, "def f():\n    return 1\n"))
+    assert (result.verdict, result.message) == (
+        "refused",
+        "cannot place /dev/fd/patches/vllm-tiny-vendored in the box: "
+        "it lands in /proc/self/fd/patches/vllm-tiny-vendored",
+    )

@@ -32,7 +32,7 @@ from ..registry import Registry
 from ..render import Rendered
 from ..render.bundle import bundle_files, write_bundle
 from ..render.targets.compose import HELPERS
-from ..sandbox import Bind, Box, run
+from ..sandbox import Bind, Box, PlacementError, run
 
 RUN_TIMEOUT_S = 600
 # Going on past a refused step (the upgrade report names every step a release refuses): each
@@ -105,7 +105,10 @@ def rehearse_profile(
         missing = _overlay_problem(mounts, package_dir, pkg)
         if missing:
             return Rehearsal(profile.id, engine.id, "refused", missing)
-        code, stderr, launched = _run(work, ready, engine.binary, package_dir)
+        try:
+            code, stderr, launched = _run(work, ready, engine.binary, package_dir)
+        except PlacementError as exc:
+            return Rehearsal(profile.id, engine.id, "refused", str(exc))
         said = tuple(ln.removeprefix("profilegen: ") for ln in stderr.splitlines() if ln.strip())
         python = interpreter(package_dir)
         refusals = refusals_in(said)
