@@ -4,8 +4,8 @@ The new root is a size-capped tmpfs. The host's `/usr` and `/etc` appear under a
 overlay (readable, writes vanish with the box), `/bin`, `/sbin` and `/lib*` read-only; `/dev`
 holds only the harmless devices; `/proc` is the box's own; home, work and temporary folders of
 the host are not there at all. The box's files and bind mounts are then laid at their
-container paths, the root is pivoted, and the command starts with exactly the box's
-environment. Nothing of the box's environment reaches a shell on the host side: the script
+container paths (each path resolved as the box will see it, links followed inside the box:
+`paths.py`), the root is pivoted, and the command starts with exactly the box's environment. Nothing of the box's environment reaches a shell on the host side: the script
 that builds the root runs under `bash -p` with an empty environment and reads the box's
 variables from a file.
 """
@@ -34,11 +34,13 @@ _PREFIX = "profilegen sandbox: "
 
 # The script that builds the box; its arguments are the staging folder and the command.
 # Python lays out everything it can beforehand (`_stage`): the root's folders, links and
-# mount points (`skeleton/`), the box's files (`files/`), and two fstabs that one `mount
-# --all` each applies in order: the system's mounts (`system.fstab`: overlays, read-only
-# binds, devices, /proc; paths relative to the staging folder) and the box's own binds
-# (`binds.fstab`, made after the files, so that a bind may land on one). A box then costs
-# a handful of processes.
+# system mount points (`skeleton/`), the box's files (`files/`), and two fstabs that one
+# `mount --all` each applies in order: the system's mounts (`system.fstab`: overlays,
+# read-only binds, devices, /proc; paths relative to the staging folder) and the box's own
+# binds (`binds.fstab`, after the files, so that a bind may land on one; their mount points
+# are `points.*`). Binds that land inside an earlier bind are applied one by one (`binds`)
+# instead, each mount point made once the bind it lies in is in place. A box then costs a
+# handful of processes.
 _SETUP = r"""
 set -euo pipefail
 stage=$1
