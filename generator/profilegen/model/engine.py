@@ -11,6 +11,8 @@ from ..families import kinds
 from .common import EnvName, EnvSpec, Id, Strict, Text
 
 # A command name, or an absolute path whose steps are names (no `.`, `..` or empty step).
+# Folders of a container the kernel provides: no image installs an engine there.
+KERNEL_FOLDERS = ("proc", "dev", "sys")
 BINARY = re.compile(r"(?:[A-Za-z0-9_][A-Za-z0-9_.+-]*|(?:/(?!\.\.?(?:/|$))[A-Za-z0-9_.+-]+)+)")
 TunableType = Literal["int", "float", "bool", "word", "path", "text"]
 
@@ -171,6 +173,11 @@ class Engine(Strict):
             raise ValueError(
                 f"{value!r} is not a command: give a name the image's PATH finds (vllm) or an "
                 "absolute path without . or .. steps (/app/llama-server), never an option"
+            )
+        if any(value.startswith(f"/{kernel}/") for kernel in KERNEL_FOLDERS):
+            raise ValueError(
+                f"{value!r} is in a folder the kernel fills, not the image: give the path the "
+                "image installs the engine at (/app/llama-server)"
             )
         return value
 
