@@ -117,3 +117,18 @@ def test_the_engine_stub_records_what_exec_hands_over(nvlink: bool) -> None:
     assert env_seen["PG_KEPT"] == "kept"
     assert "PG_DROPPED" not in env_seen and "PG_DECLARED_ONLY" not in env_seen
     assert env_seen["PG_GPUS"] == "3" and ("NV4" in env_seen["PG_TOPO"]) is nvlink
+
+
+def test_a_mount_inside_an_earlier_one_shadows_it_in_order() -> None:
+    """Mounts that land inside an earlier mount are applied one by one, as Compose does."""
+    from profilegen.explain.sandbox import Job, Launch, Layout, Mount, run_jobs
+
+    script = b'read -r word </t/inner/word.txt\nexec vllm serve "$word" "$(cat /t/kept.txt)"\n'
+    files = {"d/run.sh": script, "d/kept.txt": b"kept\n", "d/inner/word.txt": b"under\n"}
+    files["word.txt"] = b"over\n"
+    mounts = (Mount("d", "/t"), Mount("word.txt", "/t/inner/word.txt"))
+    launch = Launch(
+        ("/bin/bash", "-p", "/t/run.sh"), (("PATH", "/usr/local/bin:/usr/bin"),), 1, False
+    )
+    ((result,),) = run_jobs([Job(Layout(files, (), mounts), (launch,), ("/usr/local/bin/vllm",))])
+    assert (result.exe, result.argv) == ("vllm", ("serve", "over", "kept")), result.stderr

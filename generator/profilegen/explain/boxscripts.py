@@ -134,7 +134,6 @@ if [[ -f $pgsbx_job/fstab ]]; then
   fi
 else
   while IFS= read -r -d '' pgsbx_src && IFS= read -r -d '' pgsbx_dst && IFS= read -r -d '' pgsbx_ro; do
-    pgsbx_src=$pgsbx_job/$pgsbx_src
     if [[ -d $pgsbx_src ]]; then
       mkdir -p "$pgsbx_dst" 2>/dev/null
     else

@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..sandbox import Bind, Box, fstab_field, inside, run, scratch_folder
+from ..sandbox import Bind, BindMount, Box, nul, plan_mounts, run, scratch_folder
 from .boxscripts import COMMAND_DIR, DRIVER, ENGINE_STUB, IDLE_NAMES, JOB, JOBS, NVIDIA_SMI, RUN_DIR
 
 TIMEOUT_S = 20
@@ -127,10 +127,6 @@ def _run_box(jobs: list[Job]) -> list[list[Run]]:
         shutil.rmtree(batch, ignore_errors=True)
 
 
-def _nul(items: Sequence[str]) -> bytes:
-    return b"".join(item.encode() + b"\0" for item in items)
-
-
 def _write_job(folder: Path, job: Job) -> str:
     for rel, data in job.layout.files.items():
         path = folder / rel
@@ -138,47 +134,36 @@ def _write_job(folder: Path, job: Job) -> str:
         path.write_bytes(data)
     for rel in job.layout.dirs:
         (folder / rel).mkdir(parents=True, exist_ok=True)
-    (folder / "engines").write_bytes(_nul(list(job.engines)))
+    (folder / "engines").write_bytes(nul(list(job.engines)))
     _write_mounts(folder, job.layout)
     for i, launch in enumerate(job.launches):
         where = folder / "launch" / f"{i:04d}"
         where.mkdir(parents=True)
-        (where / "env").write_bytes(_nul([f"{k}={v}" for k, v in launch.env]))
-        (where / "argv").write_bytes(_nul(list(launch.argv)))
+        (where / "env").write_bytes(nul([f"{k}={v}" for k, v in launch.env]))
+        (where / "argv").write_bytes(nul(list(launch.argv)))
         link = "NV4" if launch.nvlink else "PHB"
         (where / "gpus").write_text(f"{max(launch.gpus, 1)} {link}\n")
     return folder.name
 
 
 def _write_mounts(folder: Path, layout: Layout) -> None:
-    """The job's mounts as an fstab that one `mount --all` applies in order, with the mount
-    points made beforehand; where a mount lands inside an earlier one its mount point must be
-    made after that one: then the list, which the job applies one by one."""
-    targets = [m.target for m in layout.mounts]
-    if any(inside(t, earlier) for i, t in enumerate(targets) for earlier in targets[:i]):
-        words = [w for m in layout.mounts for w in (m.source, m.target, "01"[m.read_only])]
-        (folder / "mounts").write_bytes(_nul(words))
-        return
+    """The job's mounts as the job applies them (`profilegen.sandbox.mounts`)."""
     at = f"{JOBS}/{folder.name}"
-    dirs: list[str] = []
-    files: list[str] = []
-    lines = []
-    for mount in layout.mounts:
-        if (folder / mount.source).is_dir():
-            dirs.append(mount.target)
-        else:
-            dirs.append(mount.target.rsplit("/", 1)[0] or "/")
-            files.append(mount.target)
-        options = "bind,ro" if mount.read_only else "bind"
-        lines.append(
-            f"{fstab_field(f'{at}/{mount.source}')} {fstab_field(mount.target)} none {options} 0 0\n"
-        )
-    (folder / "dirs").write_bytes(_nul(sorted(set(dirs))))
-    (folder / "files").write_bytes(_nul(files))
-    (folder / "fstab").write_text("".join(lines))
+    plan = plan_mounts(
+        [
+            BindMount(f"{at}/{m.source}", m.target, m.read_only, (folder / m.source).is_dir())
+            for m in layout.mounts
+        ]
+    )
+    if plan.ordered:
+        (folder / "mounts").write_bytes(nul(plan.ordered))
+        return
+    (folder / "dirs").write_bytes(nul(plan.dirs))
+    (folder / "files").write_bytes(nul(plan.files))
+    (folder / "fstab").write_text(plan.fstab)
 
 
-def _read_nul(path: Path) -> list[str]:
+def _readnul(path: Path) -> list[str]:
     if not path.is_file():
         return []
     data = path.read_bytes().decode("utf-8", errors="replace")
@@ -203,10 +188,10 @@ def _read_launch(where: Path) -> Run:
         if (where / "steps.log").is_file()
         else ()
     )
-    words = _read_nul(where / "engine.argv")
+    words = _readnul(where / "engine.argv")
     if not words:
         return Run(None if timed_out else code, stderr, timed_out=timed_out, log=steps)
-    pairs = [item.partition("=") for item in _read_nul(where / "engine.env")]
+    pairs = [item.partition("=") for item in _readnul(where / "engine.env")]
     env = tuple(sorted((k, v) for k, _, v in pairs if k not in SHELL_VARIABLES))
     exe = words[0].rsplit("/", 1)[-1]
     return Run(code, stderr, exe, tuple(words[1:]), env, log=steps)

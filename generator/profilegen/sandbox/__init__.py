@@ -16,27 +16,29 @@ from .box import (
     SandboxError,
     SandboxUnavailable,
     available,
-    fstab_field,
     kill,
     memory_folder,
     run,
     scratch_folder,
     spawn,
 )
-from .paths import PlacementError, inside
+from .mounts import BindMount, MountPlan, nul, plan_mounts
+from .paths import PlacementError
 
 __all__ = [
     "Bind",
+    "BindMount",
     "Box",
     "Completed",
+    "MountPlan",
     "PlacementError",
     "SandboxError",
     "SandboxUnavailable",
     "available",
-    "fstab_field",
-    "inside",
     "kill",
     "memory_folder",
+    "nul",
+    "plan_mounts",
     "run",
     "scratch_folder",
     "spawn",

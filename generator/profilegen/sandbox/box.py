@@ -22,11 +22,13 @@ import tempfile
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from ..errors import ProfilegenError, UsageError
-from .paths import BoxView, inside
+from .mounts import BindMount, nul, plan_mounts
+from .paths import BoxView
 
 # An exit code of the box's own set-up, apart from any the command may return.
 SETUP_FAILED = 125
@@ -199,36 +201,18 @@ def _stage(box: Box) -> Path:
 
 
 def _write_binds(stage: Path, binds: tuple[Bind, ...], view: BoxView) -> None:
-    """The box's binds as an fstab that one `mount --all` applies, their mount points made
-    beforehand; where a bind lands inside an earlier one its mount point must be made after
-    that one: then the list, which the set-up applies one by one. Each target is resolved
-    as the box will see it (`paths.py`), so no mount point is made through a host link."""
-    resolved = []
+    """The box's binds as the set-up applies them (`mounts.py`). Each target is resolved as
+    the box will see it (`paths.py`), so no mount point is made through a host link."""
+    mounts = []
     for bind in binds:
         source, target = bind.source.resolve(), view.resolve(_container_path(bind.target))
         view.bind(target, source)
-        resolved.append((source, target, bind.read_only))
-    targets = [target for _, target, _ in resolved]
-    nested = any(inside(t, earlier) for i, t in enumerate(targets) for earlier in targets[:i])
-    lines, words, dirs, files = [], b"", set(), []
-    for source, target, read_only in resolved:
-        if nested:
-            words += os.fsencode(str(source)) + b"\0" + target.encode() + b"\0"
-            words += b"1\0" if read_only else b"0\0"
-            continue
-        if source.is_dir():
-            dirs.add("root" + target)
-        else:
-            dirs.add("root" + (target.rsplit("/", 1)[0] or "/"))
-            files.append("root" + target)
-        options = "bind,ro" if read_only else "bind"
-        lines.append(
-            f"{fstab_field(str(source))} {fstab_field('root' + target)} none {options} 0 0\n"
-        )
-    (stage / "binds.fstab").write_text("".join(lines))
-    (stage / "binds").write_bytes(words)
-    (stage / "points.dirs").write_bytes(b"".join(os.fsencode(d) + b"\0" for d in sorted(dirs)))
-    (stage / "points.files").write_bytes(b"".join(os.fsencode(f) + b"\0" for f in files))
+        mounts.append(BindMount(str(source), target, bind.read_only, source.is_dir()))
+    plan = plan_mounts(mounts, under="root")
+    (stage / "binds.fstab").write_text(plan.fstab)
+    (stage / "binds").write_bytes(nul(plan.ordered))
+    (stage / "points.dirs").write_bytes(nul(plan.dirs))
+    (stage / "points.files").write_bytes(nul(plan.files))
 
 
 def _skeleton(root: Path) -> None:
@@ -259,15 +243,21 @@ def _view() -> BoxView:
     return BoxView(links, _OVERLAID)
 
 
-def _system_links() -> dict[str, str]:
+@cache
+def _system_links() -> Mapping[str, str]:
     """The host's top folders that are links (`/bin -> usr/bin`): links in the box too."""
     return {d: str(Path(f"/{d}").readlink()) for d in _SYSTEM_DIRS if Path(f"/{d}").is_symlink()}
 
 
-def _system_binds() -> list[str]:
-    return [d for d in _SYSTEM_DIRS if not Path(f"/{d}").is_symlink() and Path(f"/{d}").is_dir()]
+@cache
+def _system_binds() -> tuple[str, ...]:
+    """The host's top folders that are folders: bound read-only."""
+    return tuple(
+        d for d in _SYSTEM_DIRS if not Path(f"/{d}").is_symlink() and Path(f"/{d}").is_dir()
+    )
 
 
+@cache
 def _system_fstab() -> str:
     """Overlays over /usr and /etc, the other system folders read-only, the harmless
     devices and /proc, in that order (relative paths: from the staging folder)."""
@@ -280,11 +270,6 @@ def _system_fstab() -> str:
     lines += [f"/dev/{d} root/dev/{d} none bind 0 0\n" for d in _DEVICES]
     lines.append("proc root/proc proc defaults 0 0\n")
     return "".join(lines)
-
-
-def fstab_field(path: str) -> str:
-    """A path as an fstab field: blanks, backslashes and # written as octal escapes."""
-    return "".join(f"\\{ord(c):03o}" if c in " \t\n\\#" else c for c in path)
 
 
 _CLEAN_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL": "C"}
