@@ -11,7 +11,7 @@ import time
 
 from _timing import ROOT, table
 
-from profilegen.explain.core import batch_jobs
+from profilegen.explain.batch import batch_jobs
 from profilegen.explain.sandbox import run_jobs
 from profilegen.explain.scenarios import prepare_profiles
 from profilegen.generated.tree import render_all

@@ -30,7 +30,7 @@ from .report import format_findings, summary
 
 if TYPE_CHECKING:
     from .changed import Change
-    from .rules import CheckContext
+    from .rules import CheckContext, Rule
 
 CHECK_INPUTS = (
     "registry",
@@ -132,18 +132,36 @@ def _errors_first(findings: list[Finding]) -> list[Finding]:
 
 def run_rules(ctx: CheckContext, skip: frozenset[str] = frozenset()) -> list[Finding]:
     """Every registered rule but `skip`, over a loaded registry; a rule that cannot run says so.
-    A finding that follows from a value another one reports is left out (check/derived.py)."""
-    from .rules import load_rules
+    A finding that follows from a value another one reports is left out (check/derived.py).
 
+    A rule that reads the explain runs before the boxes are done is run again after the
+    others, which go on meanwhile; the findings keep the rules' order."""
+    from .rules import RunsPending, load_rules
+
+    rules = [rule for rule in load_rules() if rule.id not in skip]
+    found: list[list[Finding] | None] = [None] * len(rules)
+    ctx.ahead = True
+    try:
+        for i, rule in enumerate(rules):
+            try:
+                found[i] = _run_rule(ctx, rule)
+            except RunsPending:
+                continue
+    finally:
+        ctx.ahead = False
     findings: list[Finding] = []
-    for rule in load_rules():
-        if rule.id in skip:
-            continue
-        try:
-            findings.extend(rule.fn(ctx))
-        except ProfilegenError as exc:
-            findings.append(Finding(Location("registry"), str(exc), None, rule.id))
+    for rule, got in zip(rules, found, strict=True):
+        findings.extend(_run_rule(ctx, rule) if got is None else got)
     return merge_findings(drop_derived(findings))
+
+
+def _run_rule(ctx: CheckContext, rule: Rule) -> list[Finding]:
+    findings: list[Finding] = []
+    try:
+        findings.extend(rule.fn(ctx))
+    except ProfilegenError as exc:
+        findings.append(Finding(Location("registry"), str(exc), None, rule.id))
+    return findings
 
 
 def run_check(opts: CheckOptions) -> int:

@@ -13,10 +13,11 @@ from ..errors import UsageError, suggest
 from ..model import Profile
 from ..registry import Registry
 from ..render import Rendered, parsed_compose, render_profile
+from .batch import Batch
 from .interpolate import interpolate_all, referenced_names
 from .layout import IMAGE_ENV, compose_layout, container_env, entry_argv
-from .memo import recall, remember, run_key
-from .sandbox import Job, Launch, Mount, Run, run_jobs, stub_path
+from .memo import run_key
+from .sandbox import Job, Launch, Mount, Run, stub_path
 from .secrets import shown
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -124,6 +125,11 @@ class Prepared:
     rendered: Rendered
     binary: str
 
+    @property
+    def group(self) -> tuple[str, tuple[Mount, ...]]:
+        """Scenarios that see the same container share one job (one mount namespace)."""
+        return (self.profile.id, self.job.layout.mounts)
+
     @cached_property
     def job(self) -> Job:
         host = dict(self.scenario.env)
@@ -146,35 +152,9 @@ def prepare(
 
 def run_prepared(items: Sequence[Prepared]) -> list[Explanation]:
     """Runs what is not remembered, in as few boxes as the batch needs; same order back."""
-    runs: list[Run | None] = [recall(item.key) for item in items]
-    todo = [i for i, run in enumerate(runs) if run is None]
-    groups, jobs = batch_jobs([items[i] for i in todo])
-    for members, results in zip(groups, run_jobs(jobs), strict=True):
-        for i, result in zip(members, results, strict=True):
-            runs[todo[i]] = result
-            remember(items[todo[i]].key, result)
-    return [
-        _explanation(item.profile, item.scenario, item.gpus, item.kind, run)
-        for item, run in zip(items, runs, strict=True)
-        if run is not None
-    ]
-
-
-def batch_jobs(items: Sequence[Prepared]) -> tuple[list[list[int]], list[Job]]:
-    """The jobs that run `items`: scenarios that see the same container share one job (one
-    mount namespace); with each job, the indexes of the items it runs, in launch order."""
-    groups: dict[tuple[str, tuple[Mount, ...]], list[int]] = {}
-    for i, item in enumerate(items):
-        groups.setdefault((item.profile.id, item.job.layout.mounts), []).append(i)
-    jobs = [
-        Job(
-            items[members[0]].job.layout,
-            tuple(items[i].job.launches[0] for i in members),
-            items[members[0]].job.engines,
-        )
-        for members in groups.values()
-    ]
-    return list(groups.values()), jobs
+    batch = Batch()
+    batch.add(items)
+    return [explanation_of(item, run) for item, run in zip(items, batch.finish(), strict=True)]
 
 
 def explain(
@@ -189,6 +169,11 @@ def explain(
 # Explanations this process made, by the (frozen) profile and run they were made from and the
 # scenario: a check of a changed registry explains again only the runs that changed.
 _EXPLAINED: ByIdentity[Explanation] = ByIdentity(5_000)
+
+
+def explanation_of(item: Prepared, run: Run) -> Explanation:
+    """What `item`'s run says, as an explanation."""
+    return _explanation(item.profile, item.scenario, item.gpus, item.kind, run)
 
 
 def _explanation(

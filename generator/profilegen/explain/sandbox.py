@@ -93,14 +93,15 @@ def run_jobs(jobs: Sequence[Job], workers: int | None = None) -> list[list[Run]]
     shares = [list(range(i, len(jobs), boxes)) for i in range(boxes)]
     results: list[list[Run]] = [[] for _ in jobs]
     with ThreadPoolExecutor(max_workers=boxes) as pool:
-        done = list(pool.map(lambda s: _run_box([jobs[i] for i in s]), shares))
+        done = list(pool.map(lambda s: run_box([jobs[i] for i in s]), shares))
     for share, runs in zip(shares, done, strict=True):
         for index, job_runs in zip(share, runs, strict=True):
             results[index] = job_runs
     return results
 
 
-def _run_box(jobs: list[Job]) -> list[list[Run]]:
+def run_box(jobs: Sequence[Job]) -> list[list[Run]]:
+    """Runs the jobs in one box, one after another; each job's runs in launch order."""
     batch = scratch_folder("profilegen-explain-")
     try:
         names = [_write_job(batch / str(i), job) for i, job in enumerate(jobs)]

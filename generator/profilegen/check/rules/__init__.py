@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .base import RULES, CheckContext, Rule, rule
+from .base import RULES, CheckContext, Rule, RunsPending, rule
 
-__all__ = ["RULES", "CheckContext", "Rule", "load_rules", "rule"]
+__all__ = ["RULES", "CheckContext", "Rule", "RunsPending", "load_rules", "rule"]
 
 
 def load_rules() -> list[Rule]:

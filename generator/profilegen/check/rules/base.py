@@ -10,11 +10,11 @@ from typing import Literal, TypeVar, cast
 
 from ...errors import Finding, Location, ProfilegenError, Severity, Value
 from ...explain.core import Explanation
-from ...explain.scenarios import explain_profiles
-from ...generated.tree import k8s_all, plan_all, render_all
+from ...explain.scenarios import Explaining
+from ...generated.tree import k8s_all, plan_all
 from ...lockfile.lock import Lock, LockError, read_lock
 from ...registry import Registry
-from ...render import Rendered
+from ...render import Rendered, render_profile_cached
 from ...render.targets.k8s import RenderedK8s
 from ...render.tunables import EffectiveTunable, effective_tunables
 from ..container import container_findings
@@ -39,6 +39,10 @@ class Rule:
 
 
 RULES: list[Rule] = []
+
+
+class RunsPending(Exception):
+    """A rule read the explain runs before the boxes were done (see `CheckContext.ahead`)."""
 
 
 def rule(
@@ -81,6 +85,8 @@ class CheckContext:
     # The rule whose findings `report` makes (set by the driver while it runs each rule).
     running: Rule | None = None
     _shared: dict[Callable[..., object], object] = field(default_factory=dict)
+    # The explain runs of what `rendered` rendered (set with it).
+    _explaining: Explaining = field(init=False, repr=False)
 
     def shared(self, make: Callable[[CheckContext], T]) -> T:
         """What several rules read (every profile fitted, say), made once per check by
@@ -91,6 +97,9 @@ class CheckContext:
 
     # Rules that render look at these profiles only (`new` proves one profile).
     focus: frozenset[str] | None = None
+    # While set, `explained` raises RunsPending rather than wait for the boxes: the driver
+    # runs the rules that do not read the runs meanwhile, and the others after.
+    ahead: bool = False
 
     @property
     def root(self) -> Path:
@@ -158,14 +167,31 @@ class CheckContext:
 
     @cached_property
     def rendered(self) -> dict[str, Rendered]:
-        """Every profile (or the focused ones) rendered once, shared by the rules that need it."""
-        return render_all(self.registry, self.focus)
+        """Every profile (or the focused ones) rendered once, shared by the rules that need it.
+        As each is rendered, its scenarios start in the boxes (`explained`): they run while
+        the rest renders and the rules read it."""
+        explaining = Explaining(self.registry)
+        rendered: dict[str, Rendered] = {}
+        try:
+            for profile in self.registry.concrete_profiles():
+                if self.focus is None or profile.id in self.focus:
+                    rendered[profile.id] = render_profile_cached(self.registry, profile)
+                    explaining.add(profile.id, rendered[profile.id])
+        except BaseException:
+            explaining.cancel()
+            raise
+        explaining.close()
+        self._explaining = explaining
+        return rendered
 
     @cached_property
     def explained(self) -> dict[str, list[Explanation]]:
-        """Every rendered profile's container run under the fixed scenarios, in one batch:
-        the explain records, the scenario verdicts and the facts judge read it."""
-        return explain_profiles(self.registry, self.rendered)
+        """Every rendered profile's container run under the fixed scenarios: the explain
+        records, the scenario verdicts and the facts judge read it."""
+        self.rendered  # noqa: B018 (renders, and starts the runs)
+        if self.ahead and not self._explaining.ready():
+            raise RunsPending
+        return self._explaining.finish()
 
     @cached_property
     def container(self) -> dict[str, list[Finding]]:

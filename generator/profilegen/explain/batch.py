@@ -1,0 +1,127 @@
+"""Explain runs handed to boxes while more are still being prepared.
+
+A check renders its profiles one after another; each profile's scenarios are added here as
+it is rendered, and go to a box as soon as one is free and enough launches wait (a box's
+set-up is worth a few dozen of them), so the boxes run while Python renders the rest and
+reads the rules. `finish` sends what is left, shared over the boxes, and gives every run
+back in the order the items were added (`close` sends the rest without waiting, so that
+other work goes on beside them). A run the result cache holds is not run again.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Hashable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Protocol
+
+from .memo import recall, remember
+from .sandbox import Job, Run, run_box
+
+MAX_BOXES = 4
+# Launches that wait before a box is started for them while items are still being added.
+LEAST_LAUNCHES = 48
+
+
+class Runnable(Protocol):
+    """One launch to run: its record's key, its job (one launch), and what it shares a
+    mount namespace with (items of one group and layout run in one job)."""
+
+    @property
+    def key(self) -> str | None: ...
+
+    @property
+    def job(self) -> Job: ...
+
+    @property
+    def group(self) -> Hashable: ...
+
+
+def batch_jobs(items: Sequence[Runnable]) -> tuple[list[list[int]], list[Job]]:
+    """The jobs that run `items`: items of one group share one job (one mount namespace);
+    with each job, the indexes of the items it runs, in launch order."""
+    groups: dict[Hashable, list[int]] = {}
+    for i, item in enumerate(items):
+        groups.setdefault(item.group, []).append(i)
+    jobs = [
+        Job(
+            items[members[0]].job.layout,
+            tuple(items[i].job.launches[0] for i in members),
+            items[members[0]].job.engines,
+        )
+        for members in groups.values()
+    ]
+    return list(groups.values()), jobs
+
+
+class Batch:
+    """Runs added items in a few boxes, starting while items are still being added."""
+
+    def __init__(self, boxes: int | None = None, least: int = LEAST_LAUNCHES) -> None:
+        self._boxes = max(1, min(boxes or os.cpu_count() or 1, MAX_BOXES))
+        self._least = least
+        self._runs: list[Run | None] = []
+        self._keys: list[str | None] = []
+        self._waiting: list[tuple[int, Runnable]] = []
+        # Each box sent: the item indexes of each of its jobs, and its runs to come.
+        self._sent: list[tuple[list[list[int]], Future[list[list[Run]]]]] = []
+        self._pool: ThreadPoolExecutor | None = None
+
+    def add(self, items: Iterable[Runnable]) -> None:
+        """Adds items; a box starts on those waiting when one is free and enough wait."""
+        for item in items:
+            run = recall(item.key)
+            self._runs.append(run)
+            self._keys.append(item.key)
+            if run is None:
+                self._waiting.append((len(self._runs) - 1, item))
+        busy = sum(not future.done() for _, future in self._sent)
+        if len(self._waiting) >= self._least and busy < self._boxes:
+            self._send(1)
+
+    def close(self) -> None:
+        """No more items: what waits goes to the boxes now, shared out."""
+        self._send(self._boxes)
+
+    @property
+    def started(self) -> int:
+        """The boxes sent so far."""
+        return len(self._sent)
+
+    def ready(self) -> bool:
+        """Whether `finish` would not wait: every item sent and every box done."""
+        return not self._waiting and all(future.done() for _, future in self._sent)
+
+    def finish(self) -> list[Run]:
+        """Every item's run, in the order added (each new one is remembered)."""
+        try:
+            self.close()
+            for members, future in self._sent:
+                for job_members, job_runs in zip(members, future.result(), strict=True):
+                    for i, run in zip(job_members, job_runs, strict=True):
+                        self._runs[i] = run
+                        remember(self._keys[i], run)
+        finally:
+            self.cancel()
+        return [run for run in self._runs if run is not None]
+
+    def cancel(self) -> None:
+        """Stops taking work: boxes not started are dropped, those running are waited for."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def _send(self, shares: int) -> None:
+        """The waiting items, as jobs shared out over up to `shares` boxes."""
+        if not self._waiting:
+            return
+        indexes = [i for i, _ in self._waiting]
+        groups, jobs = batch_jobs([item for _, item in self._waiting])
+        self._waiting = []
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self._boxes)
+        count = max(1, min(shares, len(jobs)))
+        for share in range(count):
+            picked = range(share, len(jobs), count)
+            members = [[indexes[k] for k in groups[j]] for j in picked]
+            self._sent.append((members, self._pool.submit(run_box, [jobs[j] for j in picked])))
