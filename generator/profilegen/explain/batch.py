@@ -1,8 +1,8 @@
 """Explain runs handed to boxes while more are still being prepared.
 
 A check renders its profiles one after another; each profile's scenarios are added here as
-it is rendered, and go to a box as soon as one is free and enough launches wait (a box's
-set-up is worth a few dozen of them), so the boxes run while Python renders the rest and
+it is rendered, and as soon as enough launches wait they make a box of their own, which
+runs when one of a few workers is free: the boxes run while Python renders the rest and
 reads the rules. `finish` sends what is left, shared over the boxes, and gives every run
 back in the order the items were added (`close` sends the rest without waiting, so that
 other work goes on beside them). A run the result cache holds is not run again.
@@ -16,11 +16,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Protocol
 
 from .memo import recall, remember
-from .sandbox import Job, Run, run_box
+from .sandbox import Job, Run, StagedBox, stage_box
 
 MAX_BOXES = 4
-# Launches that wait before a box is started for them while items are still being added.
-LEAST_LAUNCHES = 48
+# Launches that make a box of their own while items are still being added (about a second
+# of a box's time: its set-up is worth a few launches); boxes wait for a free worker in turn.
+LEAST_LAUNCHES = 96
 
 
 class Runnable(Protocol):
@@ -63,20 +64,19 @@ class Batch:
         self._runs: list[Run | None] = []
         self._keys: list[str | None] = []
         self._waiting: list[tuple[int, Runnable]] = []
-        # Each box sent: the item indexes of each of its jobs, and its runs to come.
-        self._sent: list[tuple[list[list[int]], Future[list[list[Run]]]]] = []
+        # Each box sent: the item indexes of each of its jobs, the box, and its run.
+        self._sent: list[tuple[list[list[int]], StagedBox, Future[None]]] = []
         self._pool: ThreadPoolExecutor | None = None
 
     def add(self, items: Iterable[Runnable]) -> None:
-        """Adds items; a box starts on those waiting when one is free and enough wait."""
+        """Adds items; those waiting make a box once there are enough of them."""
         for item in items:
             run = recall(item.key)
             self._runs.append(run)
             self._keys.append(item.key)
             if run is None:
                 self._waiting.append((len(self._runs) - 1, item))
-        busy = sum(not future.done() for _, future in self._sent)
-        if len(self._waiting) >= self._least and busy < self._boxes:
+        if len(self._waiting) >= self._least:
             self._send(1)
 
     def close(self) -> None:
@@ -90,14 +90,15 @@ class Batch:
 
     def ready(self) -> bool:
         """Whether `finish` would not wait: every item sent and every box done."""
-        return not self._waiting and all(future.done() for _, future in self._sent)
+        return not self._waiting and all(future.done() for _, _, future in self._sent)
 
     def finish(self) -> list[Run]:
         """Every item's run, in the order added (each new one is remembered)."""
         try:
             self.close()
-            for members, future in self._sent:
-                for job_members, job_runs in zip(members, future.result(), strict=True):
+            for members, staged, future in self._sent:
+                future.result()
+                for job_members, job_runs in zip(members, staged.collect(), strict=True):
                     for i, run in zip(job_members, job_runs, strict=True):
                         self._runs[i] = run
                         remember(self._keys[i], run)
@@ -110,6 +111,8 @@ class Batch:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+        for _, staged, _ in self._sent:
+            staged.discard()
 
     def _send(self, shares: int) -> None:
         """The waiting items, as jobs shared out over up to `shares` boxes."""
@@ -124,4 +127,5 @@ class Batch:
         for share in range(count):
             picked = range(share, len(jobs), count)
             members = [[indexes[k] for k in groups[j]] for j in picked]
-            self._sent.append((members, self._pool.submit(run_box, [jobs[j] for j in picked])))
+            staged = stage_box([jobs[j] for j in picked])
+            self._sent.append((members, staged, self._pool.submit(staged.run)))

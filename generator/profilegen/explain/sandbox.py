@@ -102,30 +102,59 @@ def run_jobs(jobs: Sequence[Job], workers: int | None = None) -> list[list[Run]]
 
 def run_box(jobs: Sequence[Job]) -> list[list[Run]]:
     """Runs the jobs in one box, one after another; each job's runs in launch order."""
+    staged = stage_box(jobs)
+    try:
+        staged.run()
+        return staged.collect()
+    finally:
+        staged.discard()
+
+
+@dataclass(frozen=True)
+class StagedBox:
+    """A box's jobs written out, ready to run. Writing them (`stage_box`) and reading what
+    they left (`collect`) is Python's work, done by the thread that holds the interpreter
+    anyway; only `run`, which waits on the box, is for a thread of its own."""
+
+    folder: Path
+    names: tuple[str, ...]
+    jobs: tuple[Job, ...]
+    box: Box
+
+    def run(self) -> None:
+        launches = sum(len(job.launches) for job in self.jobs)
+        argv = ["/bin/bash", "-p", f"{RUN_DIR}-driver.sh", *(f"{JOBS}/{n}" for n in self.names)]
+        run(self.box, argv, timeout=60 + TIMEOUT_S * launches)
+
+    def collect(self) -> list[list[Run]]:
+        pairs = zip(self.names, self.jobs, strict=True)
+        return [_read_job(self.folder / name, job) for name, job in pairs]
+
+    def discard(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def stage_box(jobs: Sequence[Job]) -> StagedBox:
+    """The jobs' folders written, and the box that runs them."""
     batch = scratch_folder("profilegen-explain-")
     try:
-        names = [_write_job(batch / str(i), job) for i, job in enumerate(jobs)]
-        files = {
-            f"{RUN_DIR}-job.sh": JOB.encode(),
-            f"{RUN_DIR}-driver.sh": DRIVER.encode(),
-            "/usr/bin/nvidia-smi": NVIDIA_SMI.encode(),
-            **{stub_path(n): b"#!/bin/sh\nexit 0\n" for n in IDLE_NAMES},
-            **{stub_path(e): ENGINE_STUB.encode() for job in jobs for e in job.engines},
-        }
-        box = Box(
-            binds=(Bind(batch, JOBS, read_only=False),),
-            files=files,
-            env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
-        )
-        launches = sum(len(job.launches) for job in jobs)
-        run(
-            box,
-            ["/bin/bash", "-p", f"{RUN_DIR}-driver.sh", *(f"{JOBS}/{n}" for n in names)],
-            timeout=60 + TIMEOUT_S * launches,
-        )
-        return [_read_job(batch / name, job) for name, job in zip(names, jobs, strict=True)]
-    finally:
+        names = tuple(_write_job(batch / str(i), job) for i, job in enumerate(jobs))
+    except BaseException:
         shutil.rmtree(batch, ignore_errors=True)
+        raise
+    files = {
+        f"{RUN_DIR}-job.sh": JOB.encode(),
+        f"{RUN_DIR}-driver.sh": DRIVER.encode(),
+        "/usr/bin/nvidia-smi": NVIDIA_SMI.encode(),
+        **{stub_path(n): b"#!/bin/sh\nexit 0\n" for n in IDLE_NAMES},
+        **{stub_path(e): ENGINE_STUB.encode() for job in jobs for e in job.engines},
+    }
+    box = Box(
+        binds=(Bind(batch, JOBS, read_only=False),),
+        files=files,
+        env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
+    )
+    return StagedBox(batch, names, tuple(jobs), box)
 
 
 def _write_job(folder: Path, job: Job) -> str:
