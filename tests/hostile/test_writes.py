@@ -88,9 +88,12 @@ def stop_while_staging(pid: int, out: Path, unchanged: object, alive: object) ->
 
 WRITER = textwrap.dedent(
     """
+    import signal
     import sys
     from pathlib import Path
     from profilegen.write import write_folder
+    # Ctrl-C as from a terminal, even where the suite was started with SIGINT ignored.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     out, tag = Path(sys.argv[1]), sys.argv[2]
     files = {f"patches/p/f{i:04d}.py": f"{tag} {i}\\n".encode() * 64 for i in range(3000)}
     files["compose.yaml"] = tag.encode()
@@ -150,6 +153,16 @@ def test_an_uninterrupted_writer_replaces_the_named_entries_whole(tmp_path: Path
     assert "patches/q/old.py" not in files and len(files) == 3000 + 2 + 2  # + patches/, p/
 
 
+@pytest.fixture
+def ctrl_c() -> Iterator[None]:
+    """SIGINT raises KeyboardInterrupt here, as in a terminal, even where the suite was
+    started with it ignored (a background job of a shell)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.usefixtures("ctrl_c")
 def test_signals_are_held_while_the_renames_run_then_delivered() -> None:
     got: list[str] = []
     with pytest.raises(KeyboardInterrupt), signals_held():

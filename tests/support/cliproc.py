@@ -14,6 +14,7 @@ import functools
 import multiprocessing
 import os
 import resource
+import signal
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -101,6 +102,9 @@ def _child(
     the CLI's entry point (its exit status is the process's)."""
     if memory is not None:
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    # Ctrl-C as a command started from a terminal takes it, even where the suite itself was
+    # started with SIGINT ignored (a background job of a shell).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     os.environ.clear()
     os.environ.update(env)
     os.chdir(cwd)
