@@ -3,12 +3,19 @@ run after the others: the same records and the same findings as one batch run at
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
 import pytest
 
 from profilegen.check.driver import run_rules
 from profilegen.check.rules import CheckContext
+from profilegen.explain.batch import Batch
 from profilegen.explain.record import RECORD_NAME, record
-from profilegen.explain.scenarios import Explaining
+from profilegen.explain.sandbox import StagedBox
+from profilegen.explain.scenarios import Explaining, prepare_profiles
 from profilegen.generated.tree import render_all
 from tests.support.repo import REPO, shared_registry
 
@@ -54,3 +61,64 @@ def test_rules_that_wait_for_the_runs_report_as_if_the_runs_came_first() -> None
     assert set(first.explained) == PROFILES  # run before any rule
     assert found_ahead == run_rules(first)
     assert [f.rule for f in found_ahead] == [f.rule for f in run_rules(first)]
+
+
+@pytest.mark.usefixtures("uncached")
+def test_a_cancelled_batch_runs_no_box_it_had_not_begun_and_leaves_no_scratch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An interrupted check waits for the boxes running, not for those still to come."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    ran: list[StagedBox] = []
+    real_run = StagedBox.run
+
+    def counted(self: StagedBox) -> None:
+        ran.append(self)
+        real_run(self)
+
+    monkeypatch.setattr(StagedBox, "run", counted)
+    registry = shared_registry()
+    rendered = render_all(registry, PROFILES)
+    batch = Batch(boxes=1, least=1)
+    for profile_id, result in sorted(rendered.items()):
+        batch.add(prepare_profiles(registry, {profile_id: result}))
+    assert batch.started == len(PROFILES)  # a box staged for each profile
+    batch.cancel()
+    assert 1 <= len(ran) < len(PROFILES)
+    assert not list(tmp_path.glob("profilegen-explain-*"))
+
+
+EXITS = """
+import sys
+from pathlib import Path
+from profilegen.explain.batch import Batch
+from profilegen.explain.sandbox import StagedBox
+from profilegen.explain.scenarios import prepare_profiles
+from profilegen.generated.tree import render_all
+from tests.support.repo import shared_registry
+
+log = Path(sys.argv[1])
+real_run = StagedBox.run
+def counted(self):
+    with log.open("a") as out:
+        out.write("ran\\n")
+    real_run(self)
+StagedBox.run = counted
+registry = shared_registry()
+batch = Batch(boxes=1, least=1)
+for profile_id, result in sorted(render_all(registry, frozenset(sys.argv[2:])).items()):
+    batch.add(prepare_profiles(registry, {profile_id: result}))
+raise SystemExit(130)  # as an interrupted check ends: nothing finishes or cancels the batch
+"""
+
+
+def test_a_process_that_ends_mid_batch_does_not_wait_for_boxes_not_begun(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PROFILEGEN_NO_CACHE", "1")
+    log = tmp_path / "ran"
+    argv = [sys.executable, "-c", EXITS, str(log), *sorted(PROFILES)]
+    done = subprocess.run(argv, cwd=REPO, capture_output=True, timeout=120, check=False)
+    assert done.returncode == 130, done.stderr.decode()
+    assert 1 <= len(log.read_text().splitlines()) < len(PROFILES)

@@ -11,6 +11,7 @@ other work goes on beside them). A run the result cache holds is not run again.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Hashable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Protocol
@@ -56,7 +57,10 @@ def batch_jobs(items: Sequence[Runnable]) -> tuple[list[list[int]], list[Job]]:
 
 
 class Batch:
-    """Runs added items in a few boxes, starting while items are still being added."""
+    """Runs added items in a few boxes, starting while items are still being added.
+
+    Boxes are staged as their items come, and handed to a worker only when one is free, so
+    that an interrupted process waits for the boxes running, never for those not begun."""
 
     def __init__(self, boxes: int | None = None, least: int = LEAST_LAUNCHES) -> None:
         self._boxes = max(1, min(boxes or os.cpu_count() or 1, MAX_BOXES))
@@ -64,8 +68,10 @@ class Batch:
         self._runs: list[Run | None] = []
         self._keys: list[str | None] = []
         self._waiting: list[tuple[int, Runnable]] = []
-        # Each box sent: the item indexes of each of its jobs, the box, and its run.
+        # Each box staged: the item indexes of each of its jobs, and the box; then its run.
+        self._staged: list[tuple[list[list[int]], StagedBox]] = []
         self._sent: list[tuple[list[list[int]], StagedBox, Future[None]]] = []
+        self._lock = threading.RLock()
         self._pool: ThreadPoolExecutor | None = None
 
     def add(self, items: Iterable[Runnable]) -> None:
@@ -77,55 +83,93 @@ class Batch:
             if run is None:
                 self._waiting.append((len(self._runs) - 1, item))
         if len(self._waiting) >= self._least:
-            self._send(1)
+            self._stage(1)
 
     def close(self) -> None:
         """No more items: what waits goes to the boxes now, shared out."""
-        self._send(self._boxes)
+        self._stage(self._boxes)
 
     @property
     def started(self) -> int:
-        """The boxes sent so far."""
-        return len(self._sent)
+        """The boxes staged so far."""
+        with self._lock:
+            return len(self._staged) + len(self._sent)
 
     def ready(self) -> bool:
-        """Whether `finish` would not wait: every item sent and every box done."""
-        return not self._waiting and all(future.done() for _, _, future in self._sent)
+        """Whether `finish` would not wait: every item run."""
+        with self._lock:
+            pending = self._waiting or self._staged
+            return not pending and all(future.done() for _, _, future in self._sent)
 
     def finish(self) -> list[Run]:
         """Every item's run, in the order added (each new one is remembered)."""
         try:
             self.close()
-            for members, staged, future in self._sent:
+            done = 0
+            while True:
+                with self._lock:
+                    if done == len(self._sent) and not self._staged:
+                        break
+                    if done == len(self._sent):
+                        # The last box ended before its worker took the next: take it here.
+                        self._start()
+                    if done == len(self._sent):
+                        raise RuntimeError("the explain boxes stopped before their runs")
+                    members, staged, future = self._sent[done]
                 future.result()
-                for job_members, job_runs in zip(members, staged.collect(), strict=True):
-                    for i, run in zip(job_members, job_runs, strict=True):
-                        self._runs[i] = run
-                        remember(self._keys[i], run)
+                self._collect(members, staged)
+                done += 1
         finally:
             self.cancel()
         return [run for run in self._runs if run is not None]
 
     def cancel(self) -> None:
-        """Stops taking work: boxes not started are dropped, those running are waited for."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        """Stops: boxes not begun are dropped, those running are waited for."""
+        with self._lock:
+            dropped, self._staged = self._staged, []
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+        for _, staged in dropped:
+            staged.discard()
         for _, staged, _ in self._sent:
             staged.discard()
 
-    def _send(self, shares: int) -> None:
+    def _collect(self, members: list[list[int]], staged: StagedBox) -> None:
+        for job_members, job_runs in zip(members, staged.collect(), strict=True):
+            for i, run in zip(job_members, job_runs, strict=True):
+                self._runs[i] = run
+                remember(self._keys[i], run)
+
+    def _stage(self, shares: int) -> None:
         """The waiting items, as jobs shared out over up to `shares` boxes."""
         if not self._waiting:
             return
         indexes = [i for i, _ in self._waiting]
         groups, jobs = batch_jobs([item for _, item in self._waiting])
         self._waiting = []
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=self._boxes)
         count = max(1, min(shares, len(jobs)))
         for share in range(count):
             picked = range(share, len(jobs), count)
             members = [[indexes[k] for k in groups[j]] for j in picked]
             staged = stage_box([jobs[j] for j in picked])
-            self._sent.append((members, staged, self._pool.submit(staged.run)))
+            with self._lock:
+                self._staged.append((members, staged))
+        self._start()
+
+    def _start(self, _done: object = None) -> None:
+        """Hands staged boxes to free workers (also as each box ends, from its worker)."""
+        with self._lock:
+            running = sum(not future.done() for _, _, future in self._sent)
+            while self._staged and running < self._boxes:
+                if self._pool is None:
+                    self._pool = ThreadPoolExecutor(max_workers=self._boxes)
+                members, staged = self._staged[0]
+                try:
+                    future = self._pool.submit(staged.run)
+                except RuntimeError:  # the interpreter is shutting down
+                    return
+                self._staged.pop(0)
+                self._sent.append((members, staged, future))
+                running += 1
+                future.add_done_callback(self._start)
