@@ -8,6 +8,7 @@ without each record in turn and predicts it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..errors import ProfilegenError
@@ -53,6 +54,8 @@ def term_tolerance(name: str) -> float | None:
 STALE_BYTES = 32 * MIB
 REFIT_PASSES = 3
 _SEARCH_LIMIT = 8 << 30
+_STEP = MIB // 16
+_STEPS = 2 * _SEARCH_LIMIT // _STEP
 
 
 @dataclass(frozen=True)
@@ -279,21 +282,51 @@ def _boundary(
     constants: fm.Constants,
     lock: Lock | None,
     strict: bool,
+    near: int,
 ) -> int:
-    """The smallest value at which the prediction has moved past the measurement (strict:
-    past it or onto it), by bisection: every constant is charged memory, so the prediction
-    falls as it grows (KV tokens) or rises with it (GPU memory in use)."""
+    """The smallest value on the search grid at which the prediction has moved past the
+    measurement (strict: past it or onto it): every constant is charged memory, so the
+    prediction falls as it grows (KV tokens) or rises with it (GPU memory in use). The grid
+    is that of a bisection of +-8 GiB down to 64 KiB; the search starts at `near` (where the
+    constant is now) and widens its steps until the boundary is bracketed, so a constant that
+    barely moves costs a few predictions instead of eighteen."""
     falls = rec.quantity == "kv_pool_tokens"
-    lo, hi = -_SEARCH_LIMIT, _SEARCH_LIMIT
-    while hi - lo > MIB // 16:
-        mid = (lo + hi) // 2
-        value = _predict(registry, rec, constants.with_value(name, mid), lock)
+
+    def past(k: int) -> bool:  # grid point k: -8 GiB + k steps (0 and _STEPS never asked)
+        if k <= 0 or k >= _STEPS:
+            return k >= _STEPS
+        value = _predict(registry, rec, constants.with_value(name, _grid(k)), lock)
         diff = rec.measured - value if falls else value - rec.measured
-        if diff > 0 or (strict and diff == 0):
+        return diff > 0 or (strict and diff == 0)
+
+    lo, hi = _bracket(past, min(max((near + _SEARCH_LIMIT) // _STEP, 1), _STEPS - 1))
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if past(mid):
             hi = mid
         else:
             lo = mid
-    return hi
+    return _grid(hi)
+
+
+def _bracket(past: Callable[[int], bool], k: int) -> tuple[int, int]:
+    """Grid points lo < hi with `past` false at lo and true at hi, found from k by doubling."""
+    width = 1
+    if past(k):
+        hi, lo = k, k - 1
+        while lo > 0 and past(lo):
+            hi, width = lo, width * 2
+            lo = hi - width
+        return max(lo, 0), hi
+    lo, hi = k, k + 1
+    while hi < _STEPS and not past(hi):
+        lo, width = hi, width * 2
+        hi = lo + width
+    return lo, min(hi, _STEPS)
+
+
+def _grid(k: int) -> int:
+    return -_SEARCH_LIMIT + k * _STEP
 
 
 def _solve(
@@ -301,8 +334,9 @@ def _solve(
 ) -> int:
     """The constant's value that makes this record's prediction meet the measurement: the
     middle of the range that reproduces it (token counts move in whole KV blocks)."""
-    first = _boundary(registry, rec, name, constants, lock, strict=True)
-    last = _boundary(registry, rec, name, constants, lock, strict=False)
+    now = constants.value(name)
+    first = _boundary(registry, rec, name, constants, lock, strict=True, near=now)
+    last = _boundary(registry, rec, name, constants, lock, strict=False, near=first)
     return (first + last) // 2
 
 
@@ -322,12 +356,16 @@ def refit(
     leave_out: str | None = None,
     start: fm.Constants = fm.DEFAULT_CONSTANTS,
 ) -> fm.Constants:
-    """Every constant fitted again from its records (without `leave_out`), in turn."""
+    """Every constant fitted again from its records (without `leave_out`), in turn; a pass
+    that changes nothing ends it (the next would give the same)."""
     recs = [r for r in records(registry) if r.evidence.calibration and r.name != leave_out]
     constants = start
     for _ in range(REFIT_PASSES):
+        before = constants
         for name in fm.CONSTANT_NAMES:
             constants = _fit_one(registry, recs, name, constants, lock)
+        if constants == before:
+            break
     return constants
 
 
