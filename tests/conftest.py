@@ -82,6 +82,14 @@ def _runs_real_engines(config: pytest.Config) -> bool:
     )
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: one worker more than the cores this process may use. Some tests wait on
+    purpose (a Hub that trickles, a deadline that has to pass, an engine booting): a spare
+    worker keeps the cores busy meanwhile."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return (cores or 1) + 1
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests that need the pristine registry or the real engines run after the others, while
     those are built and booted; among them the real proxy's (seconds of start-up) first, so

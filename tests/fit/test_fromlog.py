@@ -211,7 +211,7 @@ def test_a_boot_recorded_again_replaces_its_record(repo: Path) -> None:
 def test_the_earlier_spellings_still_work_with_a_note(invoke: Invoke) -> None:
     for old, new in (
         (("--from-log", str(VLLM)), ("log", str(VLLM))),
-        (("--calibration", "--leave-one-out"), ("calibration", "--leave-one-out")),
+        (("--calibration", "--format", "json"), ("calibration", "--format", "json")),
         ((MTP, "--from-log", str(VLLM)), ("log", str(VLLM), "--profile", MTP)),
     ):
         before, now = invoke("fit", *old), invoke("fit", *new)
