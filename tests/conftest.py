@@ -15,7 +15,7 @@ import pytest
 
 from profilegen.sandbox import memory_folder
 from tests.support import pristine as pristine_build
-from tests.support import realengines
+from tests.support import litellm, realengines
 from tests.support.cli import Invoke, Run, invoke_in
 from tests.support.shared import SHARED, shared_folder
 
@@ -63,7 +63,10 @@ def pytest_configure(config: pytest.Config) -> None:
         _BUILDERS.append(pristine_build.start(Path(folder)))
         _ENGINE_HOSTS.append(Path(folder))
         (Path(folder) / realengines.SESSION_PID).write_text(str(os.getpid()))
-        if _runs_real_engines(config):
+        if _runs(config, "gateway", "engines"):
+            preloaded = litellm.start_preloaded(Path(folder))
+            _BUILDERS.extend([preloaded] if preloaded is not None else [])
+        if _runs(config, "engines"):
             realengines.start(Path(folder))
             if not realengines.built():
                 sys.stderr.write(
@@ -72,16 +75,19 @@ def pytest_configure(config: pytest.Config) -> None:
                 )
 
 
-def _runs_real_engines(config: pytest.Config) -> bool:
-    """Whether the paths asked for include the real-engine tier (its engines then boot while
-    the other tests run; otherwise its first test starts them)."""
-    tier = ROOT / "tests" / "engines"
+def _runs(config: pytest.Config, *tiers: str) -> bool:
+    """Whether the paths asked for include one of these test folders (what they need then
+    starts while the other tests run; otherwise their first test starts it)."""
+    wanted = [ROOT / "tests" / tier for tier in tiers]
     asked = [Path(arg.split("::")[0]).resolve() for arg in config.args] or [ROOT]
     return any(
-        tier == path or tier.is_relative_to(path) or path.is_relative_to(tier) for path in asked
+        tier == path or tier.is_relative_to(path) or path.is_relative_to(tier)
+        for tier in wanted
+        for path in asked
     )
 
 
+@pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto`: one worker more than the cores this process may use. Some tests wait on
     purpose (a Hub that trickles, a deadline that has to pass, an engine booting): a spare
@@ -109,8 +115,12 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         realengines.stop(shared)
     for builder in _BUILDERS:
         if builder.poll() is None:
+            builder.terminate()
+        try:
+            builder.wait(timeout=5)
+        except subprocess.TimeoutExpired:
             builder.kill()
-        builder.wait()
+            builder.wait()
     for folder in _PRIVATE_CACHE:
         shutil.rmtree(folder, ignore_errors=True)
 
