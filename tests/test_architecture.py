@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -19,13 +20,19 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path: Path) -> set[str]:
+@functools.cache
+def _nodes(path: Path) -> tuple[ast.AST, ...]:
+    """Every node of a module's syntax tree (read once: several tests walk every module)."""
+    return tuple(ast.walk(ast.parse(path.read_text(encoding="utf-8"))))
+
+
+@functools.cache
+def _imports(path: Path) -> frozenset[str]:
     """Absolute profilegen modules a file imports, wherever the import statement sits."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
     here = _module_name(path).split(".")
     package = here if path.name == "__init__.py" else here[:-1]
     found = set()
-    for node in ast.walk(tree):
+    for node in _nodes(path):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.split(".")[0] == "profilegen"}
         elif isinstance(node, ast.ImportFrom):
@@ -39,7 +46,7 @@ def _imports(path: Path) -> set[str]:
             found.add(target)
             # `from . import x` may name a submodule.
             found |= {f"{target}.{a.name}" for a in node.names}
-    return found
+    return frozenset(found)
 
 
 def _modules() -> dict[str, Path]:
@@ -156,7 +163,7 @@ def test_engine_kinds_are_compared_only_in_their_families() -> None:
     for name, path in sorted(_modules().items()):
         if _top(name) == "families":
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in _nodes(path):
             for kind in _kind_literals(node):
                 wrong.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno} compares {kind!r}")
     assert not wrong, "\n".join(wrong)
@@ -177,9 +184,8 @@ RELEASES = "profilegen.facts.releases"
 
 
 def _reaches_network(path: Path) -> list[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
     found = []
-    for node in ast.walk(tree):
+    for node in _nodes(path):
         if isinstance(node, ast.Import):
             found += [a.name for a in node.names if a.name.startswith(NETWORK_MODULES)]
         elif isinstance(node, ast.ImportFrom) and not node.level:
