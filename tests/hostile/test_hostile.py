@@ -56,18 +56,19 @@ def snapshot(*folders: Path) -> dict[str, object]:
     """Every entry below the folders, without following links or opening special files."""
     seen: dict[str, object] = {}
     for top in folders:
-        if not top.exists() and not top.is_symlink():
+        if not os.path.lexists(top):
             continue
         for dirpath, dirnames, filenames in os.walk(top):
             for name in dirnames + filenames:
-                path = Path(dirpath) / name
-                mode = path.lstat().st_mode
+                path = os.path.join(dirpath, name)
+                mode = os.lstat(path).st_mode
                 if stat.S_ISLNK(mode):
-                    seen[str(path)] = ("link", str(path.readlink()))
+                    seen[path] = ("link", os.readlink(path))
                 elif stat.S_ISREG(mode):
-                    seen[str(path)] = path.read_bytes()
+                    with open(path, "rb") as handle:
+                        seen[path] = handle.read()
                 else:
-                    seen[str(path)] = stat.S_IFMT(mode)
+                    seen[path] = stat.S_IFMT(mode)
     return seen
 
 
