@@ -56,19 +56,18 @@ def snapshot(*folders: Path) -> dict[str, object]:
     """Every entry below the folders, without following links or opening special files."""
     seen: dict[str, object] = {}
     for top in folders:
-        if not os.path.lexists(top):
+        if not top.exists() and not top.is_symlink():
             continue
         for dirpath, dirnames, filenames in os.walk(top):
             for name in dirnames + filenames:
-                path = os.path.join(dirpath, name)
-                mode = os.lstat(path).st_mode
+                path = Path(dirpath) / name
+                mode = path.lstat().st_mode
                 if stat.S_ISLNK(mode):
-                    seen[path] = ("link", os.readlink(path))
+                    seen[str(path)] = ("link", str(path.readlink()))
                 elif stat.S_ISREG(mode):
-                    with open(path, "rb") as handle:
-                        seen[path] = handle.read()
+                    seen[str(path)] = path.read_bytes()
                 else:
-                    seen[path] = stat.S_IFMT(mode)
+                    seen[str(path)] = stat.S_IFMT(mode)
     return seen
 
 
