@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from profilegen.sandbox import memory_folder
-from tests.support import pristine as pristine_build
 from tests.support import litellm, realengines
+from tests.support import pristine as pristine_build
 from tests.support.cli import Invoke, Run, invoke_in
 from tests.support.shared import SHARED, shared_folder
 

@@ -7,6 +7,7 @@ are seeded random values (the answers are nonsense, every step of serving them i
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,25 +36,77 @@ class TinyLlama:
         return self.hidden // self.heads
 
 
+# GGUF value types (the format's numbering): scalars by struct code, then string and array.
+_SCALARS = {
+    0: "B",
+    1: "b",
+    2: "H",
+    3: "h",
+    4: "I",
+    5: "i",
+    6: "f",
+    7: "?",
+    10: "Q",
+    11: "q",
+    12: "d",
+}
+_STRING, _ARRAY = 8, 9
+
+
+def _metadata(path: Path, wanted: str) -> dict[str, tuple[int, Any]]:
+    """The header's keys that start with `wanted`: key -> (value type, value), arrays as
+    lists of plain values. (`gguf.GGUFReader` takes seconds over a tokenizer of 32,000
+    entries: it builds a field for every element.)"""
+    data = memoryview(path.read_bytes())
+    if bytes(data[:4]) != b"GGUF":
+        raise ValueError(f"{path.name} is not a GGUF file")
+    at = 24  # magic, version, tensor count, key count
+    found: dict[str, tuple[int, Any]] = {}
+
+    def take(kind: int) -> Any:
+        nonlocal at
+        if kind == _STRING:
+            (size,) = struct.unpack_from("<Q", data, at)
+            at += 8 + size
+            return bytes(data[at - size : at]).decode("utf-8")
+        if kind == _ARRAY:
+            inner, count = struct.unpack_from("<IQ", data, at)
+            at += 12
+            if inner in _SCALARS:
+                code = _SCALARS[inner]
+                values = list(struct.unpack_from(f"<{count}{code}", data, at))
+                at += count * struct.calcsize(code)
+                return values
+            return [take(inner) for _ in range(count)]
+        code = _SCALARS[kind]
+        (value,) = struct.unpack_from(f"<{code}", data, at)
+        at += struct.calcsize(code)
+        return value
+
+    for _ in range(struct.unpack_from("<Q", data, 16)[0]):
+        key = take(_STRING)
+        (kind,) = struct.unpack_from("<I", data, at)
+        at += 4
+        value = take(kind)
+        if key.startswith(wanted):
+            found[key] = (kind, value)
+    return found
+
+
 def _copy_tokenizer(writer: gguf.GGUFWriter, vocab: Path) -> int:
     """Copies every tokenizer key of `vocab` into `writer`; the number of tokens."""
-    reader = gguf.GGUFReader(vocab)
     n_tokens = 0
-    for key, field in reader.fields.items():
-        if not key.startswith(_TOKENIZER):
-            continue
-        value: Any = field.contents()
-        kind = field.types[0]
-        if kind == gguf.GGUFValueType.ARRAY:
+    for key, (kind, value) in _metadata(vocab, _TOKENIZER).items():
+        if kind == _ARRAY:
             writer.add_array(key, value)
             if key == "tokenizer.ggml.tokens":
                 n_tokens = len(value)
-        elif kind == gguf.GGUFValueType.STRING:
+        elif kind == _STRING:
             writer.add_string(key, value)
         elif kind == gguf.GGUFValueType.BOOL:
             writer.add_bool(key, value)
         else:
-            writer.add_key_value(key, value, kind)
+            writer.add_key_value(key, value, gguf.GGUFValueType(kind))
     if not n_tokens:
         raise ValueError(f"{vocab.name} holds no tokenizer.ggml.tokens")
     return n_tokens
@@ -61,7 +114,7 @@ def _copy_tokenizer(writer: gguf.GGUFWriter, vocab: Path) -> int:
 
 def tiny_vocab(path: Path) -> int:
     """The vocabulary size of a GGUF this module wrote."""
-    return int(gguf.GGUFReader(path).fields["llama.vocab_size"].contents())
+    return int(_metadata(path, "llama.vocab_size")["llama.vocab_size"][1])
 
 
 def write_tiny_llama(path: Path, vocab: Path, model: TinyLlama = TinyLlama()) -> int:
