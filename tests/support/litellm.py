@@ -81,11 +81,13 @@ def start_preloaded(shared: Path) -> subprocess.Popen[bytes] | None:
     code += "preloaded(Path(sys.argv[1]))"
     env = {**proxy_env(shared / HOME, None)}
     with (shared / LOG).open("wb") as log:
-        return subprocess.Popen(
+        proc = subprocess.Popen(
             [sys.executable, "-c", code, str(shared)],
             cwd=Path(__file__).resolve().parents[2], env=env, stdout=log,
             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
         )  # fmt: skip
+    (shared / PID).write_text(str(proc.pid))  # a start asked for from now on waits for it
+    return proc
 
 
 class Forked:
@@ -161,7 +163,6 @@ def _waited_for(where: Path) -> bool:
 def preloaded(shared: Path) -> None:
     """The preloaded process: imports the proxy, then forks one per request until the session
     ends (SIGTERM, or its shared folder goes), ending its proxies with it."""
-    (shared / PID).write_text(str(os.getpid()))
     import litellm.proxy.proxy_server  # noqa: F401  (the seconds every start would take)
     from litellm.proxy.proxy_cli import run_server
 
