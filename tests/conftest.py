@@ -110,7 +110,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     )
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
+    # The session's objects are all garbage now: pytest's closing collections (to report
+    # exceptions raised in finalizers) would walk every one of them, seconds per process.
+    gc.freeze()
     for shared in _ENGINE_HOSTS:
         realengines.stop(shared)
     for builder in _BUILDERS:
