@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from profilegen.cache import Inputs, Store
+from profilegen.cache import store as store_module
 from profilegen.cache.fingerprint import code_files_digest
 from profilegen.cache.store import FORMAT
 from profilegen.registry.cached import load_registry_cached
@@ -185,6 +186,26 @@ def test_a_copy_of_the_registry_elsewhere_loads_from_the_cache(repo: Path, cache
     assert moved == fresh and moved.root == elsewhere
     assert moved_findings.findings == fresh_findings.findings
     assert [f.location.file for f in moved_findings.findings] == [FILE]
+
+
+def test_registries_share_one_stored_copy_of_the_facts_and_read_back_whole(
+    repo: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stored registry leaves its engines' facts to an entry of their own, which registries
+    that differ elsewhere share; read back, it is the registry the loader makes, and without
+    its facts entry it is loaded again rather than handed out without facts."""
+    load_registry_cached(repo)
+    path = repo / FILE
+    path.write_text(path.read_text(encoding="utf-8") + "\n# another text\n", encoding="utf-8")
+    load_registry_cached(repo)
+    assert (len(_entries(cache, "registry")), len(_entries(cache, "facts"))) == (2, 1)
+    fresh = load_registry(repo)[0]
+    monkeypatch.setattr(store_module, "_KEPT", {})  # a new process: only the files
+    assert load_registry_cached(repo)[0] == fresh and fresh.facts
+    for entry in _entries(cache, "facts"):
+        entry.unlink()
+    monkeypatch.setattr(store_module, "_KEPT", {})
+    assert load_registry_cached(repo)[0] == fresh
 
 
 def test_an_empty_folder_added_to_the_registry_is_not_served_from_the_cache(tiny: Path) -> None:

@@ -4,6 +4,7 @@ wherever the tree is (another checkout or worktree of the same registry reuses i
 from __future__ import annotations
 
 import copy
+import hashlib
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from ..cache import Inputs, Store, code_digest
 from ..errors import FindingSink
 from .load import PARSED
 from .loader import load_registry
+from .memo import FACTS
 from .source import Registry
 
 
@@ -28,13 +30,8 @@ def load_registry_cached(root: Path) -> tuple[Registry, FindingSink]:
         return load_registry(root)
     # The loaded registries this process keeps are handed out as copies of their own.
     store = Store("registry", keep=8)
-    hit = store.get_object(key)
-    if (
-        isinstance(hit, tuple)
-        and len(hit) == 2
-        and isinstance(hit[0], Registry)
-        and isinstance(hit[1], FindingSink)
-    ):
+    hit = _stored(store, key)
+    if hit is not None:
         return _copy(*hit, root)
     parsed = Store("documents")
     known = _parsed_documents(parsed) if parsed.folder not in _READ_PARSED else {}
@@ -43,10 +40,61 @@ def load_registry_cached(root: Path) -> tuple[Registry, FindingSink]:
         PARSED.update(known)
     before = len(PARSED)
     result = load_registry(root)
-    store.put_object(key, result)
+    _store(store, key, *result)
     if len(PARSED) != before or known is None:
         parsed.put_object("parsed", (code_digest(), _recent(result[0])))
     return _copy(*result, root)
+
+
+# A registry is stored without its engines' facts (most of its bytes, and the same for most
+# registries loaded: an edit seldom touches them); they are stored once per set of facts
+# texts, named by their digests, and put back as the registry is read.
+_FACTS_KEPT: set[tuple[Path, str]] = set()
+
+
+def _stored(store: Store, key: str) -> tuple[Registry, FindingSink] | None:
+    hit = store.get_object(key)
+    if not (
+        isinstance(hit, tuple)
+        and len(hit) == 3
+        and isinstance(hit[0], Registry)
+        and isinstance(hit[1], FindingSink)
+        and isinstance(hit[2], str)
+    ):
+        return None
+    facts = Store("facts", keep=4).get_object(hit[2])
+    if not isinstance(facts, dict):
+        return None
+    registry = copy.copy(hit[0])
+    registry.facts = facts
+    return registry, hit[1]
+
+
+def _store(store: Store, key: str, registry: Registry, sink: FindingSink) -> None:
+    facts_key = _facts_key(registry)
+    if facts_key is None:
+        return  # facts this process no longer holds by their text: not stored at all
+    facts = Store("facts", keep=4)
+    if (facts.folder, facts_key) not in _FACTS_KEPT:
+        if not (facts.folder / facts_key).is_file():
+            facts.put_object(facts_key, dict(registry.facts))
+        _FACTS_KEPT.add((facts.folder, facts_key))
+    shell = copy.copy(registry)
+    shell.facts, shell._derived = {}, {}
+    store.put_object(key, (shell, sink, facts_key))
+
+
+def _facts_key(registry: Registry) -> str | None:
+    """The digest of the registry's facts texts (each facts object is the one the loader made
+    of its text), or None when one of them is not known by its text."""
+    by_object = {id(facts): digest for digest, facts in FACTS.items()}
+    named = []
+    for engine, facts in sorted(registry.facts.items()):
+        digest = by_object.get(id(facts))
+        if digest is None:
+            return None
+        named.append(f"{engine}={digest}\n")
+    return hashlib.sha256("".join(named).encode()).hexdigest()
 
 
 def _parsed_documents(store: Store) -> dict[str, bytes] | None:
