@@ -38,6 +38,10 @@ class Source:
 
     def where(self, node: NodePath = ()) -> Location:
         probe = tuple(node)
+        if self.located is None:  # this file's own lines: one location made, not all
+            while probe and probe not in self.numbers:
+                probe = probe[:-1]
+            return self._own(Location(self.file, self.numbers.get(probe, 1)))
         while probe:
             if probe in self.lines:
                 return self._own(self.lines[probe])
