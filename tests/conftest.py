@@ -125,8 +125,21 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         except subprocess.TimeoutExpired:
             builder.kill()
             builder.wait()
-    for folder in _PRIVATE_CACHE:
-        shutil.rmtree(folder, ignore_errors=True)
+    _remove_later(_PRIVATE_CACHE)
+
+
+def _remove_later(folders: list[str]) -> None:
+    """The session's scratch (a hundred thousand files in memory) is removed by a process of
+    its own, so that the session ends without waiting for it."""
+    rm = shutil.which("rm")
+    if rm is None:
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)
+    elif folders:
+        subprocess.Popen(
+            [rm, "-rf", "--", *folders], start_new_session=True, stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
 
 
 ROOT = Path(__file__).resolve().parents[1]

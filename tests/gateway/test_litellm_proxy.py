@@ -10,7 +10,6 @@ import json
 import re
 import shutil
 import socket
-import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -135,12 +134,8 @@ def estate(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Estate]:
             startup = time.monotonic() - started
             yield Estate(url, stubs, _expected_routes(root, stubs), log, startup)
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=5)
+            proc.kill()  # nothing of the proxy is kept: no graceful shutdown to wait for
+            proc.wait(timeout=15)
 
 
 def _call(url: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:

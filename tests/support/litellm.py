@@ -102,6 +102,8 @@ class Forked:
         if self.returncode is None and self._exit_file.is_file():
             with contextlib.suppress(ValueError):
                 self.returncode = int(self._exit_file.read_text())
+        if self.returncode is None and _ended(self.pid):  # its parent ended before it
+            self.returncode = -signal.SIGKILL
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
@@ -122,6 +124,15 @@ class Forked:
         if self.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signum)
+
+
+def _ended(pid: int) -> bool:
+    """Whether a process that is not this one's child has ended (gone, or a zombie)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state in ("Z", "X")
 
 
 def _fork_preloaded(args: list[str], work: Path, env: dict[str, str]) -> Forked | None:

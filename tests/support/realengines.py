@@ -328,13 +328,10 @@ def _session_lives(shared: Path) -> bool:
     return True
 
 
-def _end(proc: subprocess.Popen[bytes]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+def _end(proc: Any) -> None:
+    """Ends the proxy at once: the session is over and nothing of the proxy is kept."""
+    proc.kill()
+    proc.wait(timeout=10)
 
 
 # ----------------------------------------------------------------- starting and waiting
