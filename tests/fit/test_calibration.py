@@ -12,13 +12,8 @@ import json
 import pytest
 
 from profilegen.fit import formulas as fm
-from profilegen.fit.calibrate import (
-    CalibrationPoint,
-    calibration_points,
-    constant_checks,
-    leave_one_out,
-    records,
-)
+from profilegen.fit.calibrate import CalibrationPoint, calibration_points, records
+from profilegen.fit.refit import constant_checks, leave_one_out
 from tests.support.repo import shared_registry
 
 from .conftest import Invoke

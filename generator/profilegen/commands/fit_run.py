@@ -16,13 +16,12 @@ from ..fit.calibrate import (
     TOLERANCE_ROUNDED,
     CalibrationPoint,
     calibration_points,
-    constant_checks,
-    leave_one_out,
     profile_points,
 )
 from ..fit.fromlog import LogFit, evidence_record, fit_log
 from ..fit.logs import MAX_LOG_BYTES, LogError, parse_log
 from ..fit.predict import FitOptions, fit_profile, read_lock_or_none
+from ..fit.refit import constant_checks, leave_one_out
 from ..fit.report import (
     format_calibration,
     format_constants,

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from ..families import fit_model
 from ..units import GIB, MIB
-from .calibrate import CalibrationPoint, ConstantCheck
+from .calibrate import CalibrationPoint
 from .fromlog import LogFit
 from .options import FitResult
+from .refit import ConstantCheck
 
 _VLLM_ROWS = (
     ("total", "total (CUDA view)", 0),
