@@ -17,6 +17,7 @@ from profilegen.sandbox import memory_folder
 from tests.support import litellm, realengines
 from tests.support import pristine as pristine_build
 from tests.support.cli import Invoke, Run, invoke_in
+from tests.support.copies import copy_tree
 from tests.support.shared import SHARED, shared_folder
 
 pytest_plugins = ["tests.support.hubenv"]
@@ -162,9 +163,9 @@ def repo(pristine: Path, tmp_path: Path) -> Path:
     is hard-linked: profilegen replaces the files it writes, and so must a test that edits
     one there (unlink it first), or the pristine tree changes under every other test."""
     root = tmp_path / "repo"
-    top = str(pristine)
-    shutil.copytree(pristine, root, ignore=lambda d, names: ["compose"] if d == top else [])
-    shutil.copytree(pristine / "compose", root / "compose", copy_function=os.link)
+    root.mkdir()
+    for entry in pristine.iterdir():
+        copy_tree(entry, root / entry.name, link=entry.name == "compose")
     return root
 
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from profilegen.cli import cli
+from tests.support.copies import copy_tree
 from tests.support.repo import fast_schemas  # noqa: F401 (fixture)
 
 from .mutations import MUTATIONS, Mutation
@@ -69,7 +68,7 @@ def _params() -> list[Any]:
 @pytest.mark.parametrize("mutation", _params())
 def test_mutation_is_caught(mutation: Mutation, pristine: Path, tmp_path: Path) -> None:
     root = tmp_path / "root"
-    shutil.copytree(pristine, root, copy_function=os.link)  # mutations write new files
+    copy_tree(pristine, root, link=True)  # mutations write new files
     mutation.apply(root)
     code, found, err = findings(root)
     want = (mutation.rule, mutation.file, expected_line(root, mutation))

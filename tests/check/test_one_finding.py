@@ -9,8 +9,6 @@ listed findings to those of the pristine copy, and take none away.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +19,7 @@ from click.testing import CliRunner
 from profilegen.check.derived import drop_derived
 from profilegen.cli import cli
 from profilegen.errors import Finding, Location, Severity, Value
+from tests.support.copies import copy_tree
 from tests.support.repo import fast_schemas  # noqa: F401 (fixture)
 
 from .mutations import DUAL_FAST, Apply, replace
@@ -98,7 +97,7 @@ def test_a_mistake_is_one_finding(
     cascade: Cascade, pristine: Path, baseline: list[str], tmp_path: Path
 ) -> None:
     root = tmp_path / "root"
-    shutil.copytree(pristine, root, copy_function=os.link)  # mutations write new files
+    copy_tree(pristine, root, link=True)  # mutations write new files
     cascade.apply(root)
     code, lines = _lines(root)
     assert code == 1
@@ -111,7 +110,7 @@ def test_an_unknown_engine_in_a_base_is_the_only_finding(pristine: Path, tmp_pat
     """Every qwen3.8 int4 profile extends the base: the reference is one finding, and nothing
     is checked on top of a registry whose references do not resolve."""
     root = tmp_path / "root"
-    shutil.copytree(pristine, root, copy_function=os.link)
+    copy_tree(pristine, root, link=True)
     replace(INT4_BASE, "\nengine: vllm-v0.27.1\n", "\nengine: vllm-v9\n")(root)
     assert _lines(root) == (
         1,

@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shutil
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +16,7 @@ from tests.hostile.cases import Case, cases
 from tests.support.base import build_base
 from tests.support.cli import Run, invoke_in
 from tests.support.cliproc import run_cli_process
+from tests.support.copies import copy_tree
 from tests.support.fakehub import FakeHub
 from tests.support.hubenv import LEAKY
 from tests.support.repo import fast_schemas  # noqa: F401 (fixture)
@@ -42,7 +42,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def materialize(case: Case, base: Path, root: Path) -> None:
-    shutil.copytree(base, root, symlinks=True)
+    copy_tree(base, root, symlinks=True)
     for rel, content in case.files.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
