@@ -161,13 +161,13 @@ def _waited_for(where: Path) -> bool:
     pid_file = where.with_name(PID)
     deadline = time.monotonic() + READY_WITHIN
     while not where.exists():
-        if not pid_file.exists() or time.monotonic() > deadline:
+        try:
+            pid = int(pid_file.read_text())
+        except (OSError, ValueError):
             return False
-        with contextlib.suppress(OSError, ValueError):
-            os.kill(int(pid_file.read_text()), 0)
-            time.sleep(0.05)
-            continue
-        return False
+        if _ended(pid) or time.monotonic() > deadline:  # a crashed one is a zombie until reaped
+            return False
+        time.sleep(0.05)
     return True
 
 
