@@ -27,9 +27,6 @@ class InMemory(Generic[K, V]):
             self._items.clear()
         self._items[key] = value
 
-    def items(self) -> list[tuple[K, V]]:
-        return list(self._items.items())
-
 
 class ByIdentity(Generic[V]):
     """Values worked out from objects that never change (frozen models), by those very

@@ -13,7 +13,6 @@ from ..cache import Inputs, Store, code_digest
 from ..errors import FindingSink
 from .load import PARSED
 from .loader import load_registry
-from .memo import FACTS
 from .source import Registry
 
 
@@ -71,9 +70,8 @@ def _stored(store: Store, key: str) -> tuple[Registry, FindingSink] | None:
 
 
 def _store(store: Store, key: str, registry: Registry, sink: FindingSink) -> None:
-    facts_key = _facts_key(registry)
-    if facts_key is None:
-        return  # facts this process no longer holds by their text: not stored at all
+    named = "".join(f"{engine}={d}\n" for engine, d in sorted(registry.facts_digests.items()))
+    facts_key = hashlib.sha256(named.encode()).hexdigest()
     facts = Store("facts", keep=4)
     if (facts.folder, facts_key) not in _FACTS_KEPT:
         if not (facts.folder / facts_key).is_file():
@@ -82,19 +80,6 @@ def _store(store: Store, key: str, registry: Registry, sink: FindingSink) -> Non
     shell = copy.copy(registry)
     shell.facts, shell._derived = {}, {}
     store.put_object(key, (shell, sink, facts_key))
-
-
-def _facts_key(registry: Registry) -> str | None:
-    """The digest of the registry's facts texts (each facts object is the one the loader made
-    of its text), or None when one of them is not known by its text."""
-    by_object = {id(facts): digest for digest, facts in FACTS.items()}
-    named = []
-    for engine, facts in sorted(registry.facts.items()):
-        digest = by_object.get(id(facts))
-        if digest is None:
-            return None
-        named.append(f"{engine}={digest}\n")
-    return hashlib.sha256("".join(named).encode()).hexdigest()
 
 
 def _parsed_documents(store: Store) -> dict[str, bytes] | None:
@@ -114,7 +99,8 @@ _READ_PARSED: set[Path] = set()
 
 # What a caller may add to or take from: every table, and the sets and maps beside them.
 _CONTAINERS: tuple[str, ...] = ("gpus", "rigs", "engines", "models", "drafters", "patches")
-_CONTAINERS += ("profiles", "gateways", "facts", "abstract_profiles", "sources", "broken")
+_CONTAINERS += ("profiles", "gateways", "facts", "facts_digests", "abstract_profiles")
+_CONTAINERS += ("sources", "broken")
 
 
 def _copy(registry: Registry, sink: FindingSink, root: Path) -> tuple[Registry, FindingSink]:

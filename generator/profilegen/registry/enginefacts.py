@@ -43,9 +43,10 @@ def load_facts(root: Path, registry: Registry, sink: FindingSink) -> None:
             what = problem if entry.suffix == ".json" else "is not a facts file (*.json)"
             sink.add(Location(rel), f"{entry.name} {what}", rule="layout")
             continue
-        facts = _read(root, entry, rel, sink)
-        if facts is None:
+        read = _read(root, entry, rel, sink)
+        if read is None:
             continue
+        facts, digest = read
         if facts.engine != entry.stem:
             sink.add(
                 Location(rel, 1),
@@ -54,10 +55,12 @@ def load_facts(root: Path, registry: Registry, sink: FindingSink) -> None:
             )
             continue
         registry.facts[facts.engine] = facts
+        registry.facts_digests[facts.engine] = digest
         registry.sources[("facts", facts.engine)] = Source(rel)
 
 
-def _read(root: Path, path: Path, rel: str, sink: FindingSink) -> EngineFacts | None:
+def _read(root: Path, path: Path, rel: str, sink: FindingSink) -> tuple[EngineFacts, str] | None:
+    """The file's facts and the sha256 of its text."""
     try:
         raw = read_inside(root, path, MAX_REGISTRY_FILE)
     except Refused as exc:
@@ -66,11 +69,12 @@ def _read(root: Path, path: Path, rel: str, sink: FindingSink) -> EngineFacts | 
     digest = hashlib.sha256(raw).hexdigest()
     known = FACTS.get(digest)
     if known is not None:
-        return known  # type: ignore[no-any-return]
+        return known, digest
     facts = _parse(raw, path, rel, sink)
-    if facts is not None:
-        FACTS.put(digest, facts)
-    return facts
+    if facts is None:
+        return None
+    FACTS.put(digest, facts)
+    return facts, digest
 
 
 def _parse(raw: bytes, path: Path, rel: str, sink: FindingSink) -> EngineFacts | None:

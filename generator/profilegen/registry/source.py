@@ -79,6 +79,8 @@ class Registry:
     settings: Settings = field(default_factory=Settings)
     # Each engine's facts file (registry/engines/facts/), read from its real release.
     facts: dict[str, EngineFacts] = field(default_factory=dict)
+    # The sha256 of each facts file's text (what the cache names a set of facts by).
+    facts_digests: dict[str, str] = field(default_factory=dict)
     # Values derived from the whole loaded registry (which nothing changes after loading),
     # each worked out once, when first asked: see `derived`.
     _derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
