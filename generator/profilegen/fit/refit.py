@@ -89,8 +89,9 @@ def _solve(
     now = constants.value(name)
     first = _boundary(registry, rec, name, constants, lock, strict=True, near=now)
     last = _boundary(registry, rec, name, constants, lock, strict=False, near=first)
-    solved[key] = (lock, (first + last) // 2)
-    return (first + last) // 2
+    value = (first + last) // 2
+    solved[key] = (lock, value)
+    return value
 
 
 def _fit_one(
@@ -155,11 +156,12 @@ def leave_one_out(registry: Registry, lock: Lock | None = None) -> list[Calibrat
     reported as a `sole point` (nothing was predicted).
     """
     out = []
-    for rec in records(registry):
+    every = records(registry)
+    for rec in every:
         if not rec.evidence.calibration or not rec.evidence.fitted:
             continue
         others = [
-            r for r in records(registry)
+            r for r in every
             if r.name != rec.name and r.evidence.calibration
             and set(r.evidence.fitted) & set(rec.evidence.fitted)
         ]  # fmt: skip
