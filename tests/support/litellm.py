@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.support.ready import wait_ready
+from tests.support.ready import ended, wait_ready
 from tests.support.shared import SHARED
 
 READY_WITHIN = 90.0  # seconds: the proxy imports for several seconds on a slow machine
@@ -79,7 +79,7 @@ def start_preloaded(shared: Path) -> subprocess.Popen[bytes] | None:
     (shared / HOME).mkdir(exist_ok=True)
     code = "import sys; from pathlib import Path; from tests.support.litellm import preloaded; "
     code += "preloaded(Path(sys.argv[1]))"
-    env = {**proxy_env(shared / HOME, None)}
+    env = proxy_env(shared / HOME, None)
     with (shared / LOG).open("wb") as log:
         proc = subprocess.Popen(
             [sys.executable, "-c", code, str(shared)],
@@ -99,12 +99,21 @@ class Forked:
         self.returncode: int | None = None
 
     def poll(self) -> int | None:
-        if self.returncode is None and self._exit_file.is_file():
-            with contextlib.suppress(ValueError):
-                self.returncode = int(self._exit_file.read_text())
-        if self.returncode is None and _ended(self.pid):  # its parent ended before it
-            self.returncode = -signal.SIGKILL
+        if self.returncode is not None:
+            return self.returncode
+        # The exit file first: once the proxy is reaped, its pid may be another process's.
+        if not self._exit_file.is_file():
+            if not ended(self.pid):
+                return None
+            time.sleep(0.05)  # a zombie: the preloaded process writes the file as it reaps it
+        self.returncode = self._exit_code()
         return self.returncode
+
+    def _exit_code(self) -> int:
+        """What the preloaded process recorded; SIGKILL's code when it ended first."""
+        with contextlib.suppress(OSError, ValueError):
+            return int(self._exit_file.read_text())
+        return -signal.SIGKILL
 
     def wait(self, timeout: float | None = None) -> int:
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -124,15 +133,6 @@ class Forked:
         if self.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signum)
-
-
-def _ended(pid: int) -> bool:
-    """Whether a process that is not this one's child has ended (gone, or a zombie)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return True
-    return state in ("Z", "X")
 
 
 def _fork_preloaded(args: list[str], work: Path, env: dict[str, str]) -> Forked | None:
@@ -165,7 +165,7 @@ def _waited_for(where: Path) -> bool:
             pid = int(pid_file.read_text())
         except (OSError, ValueError):
             return False
-        if _ended(pid) or time.monotonic() > deadline:  # a crashed one is a zombie until reaped
+        if ended(pid) or time.monotonic() > deadline:  # a crashed one is a zombie until reaped
             return False
         time.sleep(0.05)
     return True

@@ -15,6 +15,16 @@ def tail(log: Path, lines: int = 40) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
+def ended(pid: int) -> bool:
+    """Whether a process that is not this one's child has ended: gone, or a zombie (which
+    signal 0 still reaches until its parent waits for it)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state in ("Z", "X")
+
+
 def wait_ready(
     proc: subprocess.Popen[bytes], url: str, log: Path, timeout: float, who: str
 ) -> None:

@@ -26,6 +26,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.support.ready import ended
+
 REPO = Path(__file__).resolve().parents[2]
 FOLDER = "realengines"
 STATE, FAILED, LOG, PID = "state.json", "failed.txt", "host.log", "host.pid"
@@ -383,11 +385,7 @@ def _gone(pid: int) -> bool:
     with contextlib.suppress(ChildProcessError):
         if os.waitpid(pid, os.WNOHANG)[0] == pid:
             return True
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return True
-    return state in ("Z", "X")
+    return ended(pid)
 
 
 def wait(shared: Path, timeout: float) -> dict[str, Any]:
