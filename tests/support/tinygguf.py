@@ -7,7 +7,6 @@ are seeded random values (the answers are nonsense, every step of serving them i
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,57 +35,45 @@ class TinyLlama:
         return self.hidden // self.heads
 
 
-# GGUF value types (the format's numbering): scalars by struct code, then string and array.
-_SCALARS = {
-    0: "B",
-    1: "b",
-    2: "H",
-    3: "h",
-    4: "I",
-    5: "i",
-    6: "f",
-    7: "?",
-    10: "Q",
-    11: "q",
-    12: "d",
-}
-_STRING, _ARRAY = 8, 9
+# The format's scalar types as numpy reads them (gguf's own table), then string and array.
+_NUMPY = gguf.GGUFReader.gguf_scalar_to_np
+_STRING, _ARRAY = gguf.GGUFValueType.STRING, gguf.GGUFValueType.ARRAY
 
 
 def _metadata(path: Path, wanted: str) -> dict[str, tuple[int, Any]]:
     """The header's keys that start with `wanted`: key -> (value type, value), arrays as
     lists of plain values. (`gguf.GGUFReader` takes seconds over a tokenizer of 32,000
     entries: it builds a field for every element.)"""
-    data = memoryview(path.read_bytes())
-    if bytes(data[:4]) != b"GGUF":
+    data = path.read_bytes()
+    if data[:4] != b"GGUF":
         raise ValueError(f"{path.name} is not a GGUF file")
-    at = 24  # magic, version, tensor count, key count
-    found: dict[str, tuple[int, Any]] = {}
+    at = 8  # past the magic and the version
+
+    def numbers(kind: int, count: int) -> list[Any]:
+        nonlocal at
+        values = np.frombuffer(data, _NUMPY[gguf.GGUFValueType(kind)], count, at)
+        at += values.nbytes
+        return values.tolist()  # type: ignore[no-any-return]
 
     def take(kind: int) -> Any:
         nonlocal at
         if kind == _STRING:
-            (size,) = struct.unpack_from("<Q", data, at)
-            at += 8 + size
-            return bytes(data[at - size : at]).decode("utf-8")
+            size = numbers(gguf.GGUFValueType.UINT64, 1)[0]
+            at += size
+            return data[at - size : at].decode("utf-8")
         if kind == _ARRAY:
-            inner, count = struct.unpack_from("<IQ", data, at)
-            at += 12
-            if inner in _SCALARS:
-                code = _SCALARS[inner]
-                values = list(struct.unpack_from(f"<{count}{code}", data, at))
-                at += count * struct.calcsize(code)
-                return values
-            return [take(inner) for _ in range(count)]
-        code = _SCALARS[kind]
-        (value,) = struct.unpack_from(f"<{code}", data, at)
-        at += struct.calcsize(code)
-        return value
+            inner = numbers(gguf.GGUFValueType.UINT32, 1)[0]
+            count = numbers(gguf.GGUFValueType.UINT64, 1)[0]
+            if inner in (_STRING, _ARRAY):
+                return [take(inner) for _ in range(count)]
+            return numbers(inner, count)
+        return numbers(kind, 1)[0]
 
-    for _ in range(struct.unpack_from("<Q", data, 16)[0]):
+    found: dict[str, tuple[int, Any]] = {}
+    _tensors, keys = numbers(gguf.GGUFValueType.UINT64, 2)
+    for _ in range(keys):
         key = take(_STRING)
-        (kind,) = struct.unpack_from("<I", data, at)
-        at += 4
+        kind = numbers(gguf.GGUFValueType.UINT32, 1)[0]
         value = take(kind)
         if key.startswith(wanted):
             found[key] = (kind, value)
