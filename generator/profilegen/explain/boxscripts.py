@@ -121,14 +121,18 @@ JOB = (
     + f"""set -u
 pgsbx_job=$1
 if [[ -f $pgsbx_job/fstab ]]; then
+  # Mount points an earlier job of the box made are there already: mkdir only for new ones.
   mapfile -d '' pgsbx_dirs <"$pgsbx_job/dirs"
-  ((${{#pgsbx_dirs[@]}} == 0)) || mkdir -p -- "${{pgsbx_dirs[@]}}" 2>/dev/null
+  for pgsbx_dst in ${{pgsbx_dirs[@]+"${{pgsbx_dirs[@]}}"}}; do
+    [[ -d $pgsbx_dst ]] || {{ mkdir -p -- "${{pgsbx_dirs[@]}}" 2>/dev/null; break; }}
+  done
   mapfile -d '' pgsbx_files <"$pgsbx_job/files"
   for pgsbx_dst in ${{pgsbx_files[@]+"${{pgsbx_files[@]}}"}}; do
     [[ -e $pgsbx_dst ]] || : >"$pgsbx_dst" 2>/dev/null
   done
-  if ! pgsbx_said=$(cd "$pgsbx_job" && mount --all --fstab "$pgsbx_job/fstab" 2>&1); then
-    pgsbx_said=${{pgsbx_said%%$'\\n'*}}
+  # The fstab's sources are absolute; mount's complaint goes to a file, not through a subshell.
+  if ! mount --all --fstab "$pgsbx_job/fstab" 2>"$pgsbx_job/mount.err"; then
+    IFS= read -r pgsbx_said <"$pgsbx_job/mount.err" || :
     printf 'a container path cannot be mounted (%s)\\n' "${{pgsbx_said#mount: }}" >"$pgsbx_job/error"
     exit 0
   fi
@@ -147,7 +151,6 @@ else
     [[ $pgsbx_ro == 0 ]] || mount -o remount,bind,ro "$pgsbx_dst"
   done <"$pgsbx_job/mounts"
 fi
-mkdir -p {RUN_DIR}
 mapfile -d '' pgsbx_engines <"$pgsbx_job/engines"
 pgsbx_stubs=${{pgsbx_engines[*]}}
 for pgsbx_launch in "$pgsbx_job"/launch/*/; do

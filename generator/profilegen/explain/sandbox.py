@@ -145,6 +145,7 @@ def stage_box(jobs: Sequence[Job]) -> StagedBox:
     files = {
         f"{RUN_DIR}-job.sh": JOB.encode(),
         f"{RUN_DIR}-driver.sh": DRIVER.encode(),
+        f"{RUN_DIR}/launch": b"",  # the folder each launch names itself in
         "/usr/bin/nvidia-smi": NVIDIA_SMI.encode(),
         **{stub_path(n): b"#!/bin/sh\nexit 0\n" for n in IDLE_NAMES},
         **{stub_path(e): ENGINE_STUB.encode() for job in jobs for e in job.engines},
