@@ -8,6 +8,7 @@ else may write to.
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import stat
@@ -78,7 +79,7 @@ class Store:
         if data is None:
             return None
         try:
-            value = pickle.loads(data)
+            value = _unpickle(data)
         except Exception:  # a corrupt entry, or one from other code: recompute
             return None
         self._keep(key, value)
@@ -110,6 +111,19 @@ class Store:
         if keep(value):
             self.put_object(key, value)
         return value
+
+
+def _unpickle(data: bytes) -> Any:
+    """pickle.loads with the collector paused: an entry is tens of thousands of new
+    containers, and the collections their allocation would start find nothing to free
+    (a stored registry reads in a third of the time)."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return pickle.loads(data)
+    finally:
+        if paused:
+            gc.enable()
 
 
 def _private(folder: Path) -> bool:
