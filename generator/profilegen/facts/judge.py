@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..cache import ByIdentity
+from ..cache import ByIdentity, Store
 from ..errors import Severity, suggest
 from ..model.common import is_option
 from ..model.facts import EngineFacts, FlagFacts
@@ -266,10 +267,11 @@ def _judge_env(
     facts: EngineFacts, prefixes: tuple[str, ...], names: Mapping[str, str]
 ) -> list[Problem]:
     known = set(facts.env)
+    choices = tuple(sorted(known))
     out = []
     for name in sorted(names):
         if name.startswith(prefixes) and name not in known:
-            close = suggest(name, sorted(known))
+            close = _remembered_suggestion(name, choices)
             out.append(
                 Problem(
                     -1,
@@ -281,3 +283,15 @@ def _judge_env(
                 )
             )
     return out
+
+
+def _remembered_suggestion(word: str, choices: tuple[str, ...]) -> str | None:
+    """`suggest`, kept between runs: an engine knows hundreds of variables, and weighing a
+    name against all of them is a tenth of a second of every check that finds a few."""
+    key = hashlib.sha256("\0".join((word, *choices)).encode()).hexdigest()
+    found = Store("suggestions").remember(
+        key,
+        lambda: (suggest(word, choices) or "",),
+        valid=lambda v: isinstance(v, tuple) and len(v) == 1 and isinstance(v[0], str),
+    )
+    return found[0] or None
