@@ -50,6 +50,7 @@ bench: $(BIN)/profilegen
 	$(BIN)/python bench/bench_render.py
 	$(BIN)/python bench/bench_check.py
 	-$(BIN)/python bench/bench_check_cold.py
+	$(BIN)/python bench/bench_check_edit.py
 	$(BIN)/python bench/bench_check_online.py
 	$(BIN)/python bench/bench_hub.py
 	$(BIN)/python bench/bench_deadline.py
