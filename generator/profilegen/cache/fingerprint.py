@@ -58,12 +58,13 @@ def tree_digest(root: Path, names: tuple[str, ...]) -> str:
     is something the loader reports). Raises Unfingerprintable."""
     h = hashlib.sha256()
     for name in names:
-        top = root / name
-        skip = len(os.fspath(top)) - len(os.fspath(Path(name)))  # what root adds in front
+        top = os.fspath(root / name)
+        skip = len(top) - len(os.fspath(Path(name)))  # what root adds in front
         h.update(f"\1{name}\n".encode())
+        # Paths stay strings here: a tree of a thousand files is walked on every run.
         for path, is_folder in _walk(top):
             # A name's own bytes (os.fsencode): one that is not UTF-8 is still a name.
-            rel = os.fsencode(os.fspath(path)[skip:].replace(os.sep, "/"))
+            rel = os.fsencode(path[skip:].replace(os.sep, "/"))
             if is_folder:
                 h.update(b"d" + rel + b"\0")
             else:
@@ -81,10 +82,10 @@ RACY_NS = 3 * 10**9
 _KNOWN: InMemory[tuple[int, ...], bytes] = InMemory(100_000)
 
 
-def _content_digest(path: Path) -> bytes:
+def _content_digest(path: str) -> bytes:
     """The sha256 of the file's bytes, read again only when its status changed."""
     try:
-        info = path.lstat()
+        info = os.lstat(path)
     except OSError:
         info = None
     status = None if info is None else (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
@@ -98,34 +99,34 @@ def _content_digest(path: Path) -> bytes:
     return digest
 
 
-def _walk(top: Path) -> list[tuple[Path, bool]]:
+def _walk(top: str) -> list[tuple[str, bool]]:
     """top and every entry below it, each with whether it is a folder."""
     try:
-        info = top.lstat()
+        info = os.lstat(top)
     except FileNotFoundError:
         return []
     if stat.S_ISREG(info.st_mode):
         return [(top, False)]
     if not stat.S_ISDIR(info.st_mode):
-        raise Unfingerprintable(str(top))
-    out: list[tuple[Path, bool]] = [(top, True)]
+        raise Unfingerprintable(top)
+    out: list[tuple[str, bool]] = [(top, True)]
     with os.scandir(top) as entries:
         for entry in sorted(entries, key=lambda e: e.name):
             if entry.is_dir(follow_symlinks=False):
-                out += _walk(Path(entry.path))
+                out += _walk(entry.path)
             elif entry.is_file(follow_symlinks=False):
-                out.append((Path(entry.path), False))
+                out.append((entry.path, False))
             else:
                 raise Unfingerprintable(entry.path)
     return out
 
 
-def _read(path: Path) -> bytes:
+def _read(path: str) -> bytes:
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_INPUT_FILE:
-            raise Unfingerprintable(str(path))
+            raise Unfingerprintable(path)
         with os.fdopen(fd, "rb", closefd=False) as handle:
             return handle.read()
     finally:
