@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..cache import ByIdentity, Store
+from ..cache import ByIdentity, Store, code_digest
 from ..errors import Severity, suggest
 from ..model.common import is_option
 from ..model.facts import EngineFacts, FlagFacts
@@ -288,7 +288,9 @@ def _judge_env(
 def _remembered_suggestion(word: str, choices: tuple[str, ...]) -> str | None:
     """`suggest`, kept between runs: an engine knows hundreds of variables, and weighing a
     name against all of them is a tenth of a second of every check that finds a few."""
-    key = hashlib.sha256("\0".join((word, *choices)).encode()).hexdigest()
+    # JSON keeps the words apart whatever they hold; the code's digest, as in every store.
+    named = json.dumps([code_digest(), word, choices])
+    key = hashlib.sha256(named.encode()).hexdigest()
     found = Store("suggestions").remember(
         key,
         lambda: (suggest(word, choices) or "",),
