@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import statistics
 import subprocess
 import sys
@@ -10,6 +11,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def copy_catalogue(dest: Path, names: Sequence[str]) -> None:
+    """This repository's folders and files of these names, copied into dest."""
+    for name in names:
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, dest / name)
+        elif source.is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, dest / name)
 
 
 def median_seconds(fn: Callable[[], object], runs: int) -> float:

@@ -6,26 +6,19 @@ dependencies; no target of its own yet: it shows where an edit's check spends it
 from __future__ import annotations
 
 import os
-import shutil
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _timing import ROOT, median_seconds, python_command, run_command, table
+from _timing import copy_catalogue, median_seconds, python_command, run_command, table
 
 RUNS = 7
 DATA = ("registry", "schema", "compose", "gateways", "k8s", "templates", "docs")
+DATA += ("profilegen.lock.json",)
 EDITED = Path("registry/profiles/agents-a1-dual.yaml")
 IMPORT_DEPS = "import jinja2, pydantic, ruamel.yaml, jsonschema, click, huggingface_hub"
-
-
-def _copy(dest: Path) -> None:
-    for name in DATA:
-        if (ROOT / name).is_dir():
-            shutil.copytree(ROOT / name, dest / name)
-    shutil.copy2(ROOT / "profilegen.lock.json", dest / "profilegen.lock.json")
 
 
 def _check(root: Path) -> None:
@@ -36,7 +29,7 @@ def _check(root: Path) -> None:
 def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-edit-") as tmp:
         root, cache = Path(tmp) / "root", Path(tmp) / "cache"
-        _copy(root)
+        copy_catalogue(root, DATA)
         os.environ["PROFILEGEN_CACHE"] = str(cache)
         _check(root)  # the run before the first edit
         edits, warm, imports = [], [], []

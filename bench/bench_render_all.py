@@ -8,14 +8,13 @@ shipped profiles already in the cache, as on a maintainer's machine.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _timing import ROOT, python_command, table
+from _timing import copy_catalogue, python_command, table
 
 TARGET_MS = 10.0
 BASE = "qwen-a3b-preview-single"  # a small profile of the shipped catalogue
@@ -51,13 +50,7 @@ def main() -> int:
     count = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
     with tempfile.TemporaryDirectory(prefix="bench-render-all-") as tmp:
         root, cache = Path(tmp) / "repo", Path(tmp) / "cache"
-        for name in COPIED:
-            source = ROOT / name
-            if source.is_dir():
-                shutil.copytree(source, root / name)
-            else:
-                (root / name).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(source, root / name)
+        copy_catalogue(root, COPIED)
         _render_all(root, cache)  # the shipped catalogue, into the cache
         shipped = _render_all(root, cache)
         for i in range(count):
