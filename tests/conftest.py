@@ -18,6 +18,7 @@ from tests.support import litellm, realengines
 from tests.support import pristine as pristine_build
 from tests.support.cli import Invoke, Run, invoke_in
 from tests.support.copies import copy_tree
+from tests.support.resultcache import session_cache
 from tests.support.shared import SHARED, shared_folder
 
 pytest_plugins = ["tests.support.hubenv"]
@@ -51,12 +52,14 @@ def pytest_configure(config: pytest.Config) -> None:
     # collections of them, as often as the default thresholds ask, cost a tenth of the suite.
     gc.set_threshold(50_000, 20, 100)
     _scratch_in_memory()
-    # profilegen caches compiled templates, schemas and patch files under PROFILEGEN_CACHE:
-    # the tests use a private one, never the user's ~/.cache/profilegen.
+    # profilegen caches results, compiled templates, schemas and patch files under
+    # PROFILEGEN_CACHE: the tests use one of their own (tests/support/resultcache.py), never
+    # the user's ~/.cache/profilegen.
     if "PROFILEGEN_CACHE" not in os.environ:
-        folder = tempfile.mkdtemp(prefix="profilegen-test-cache-")
-        _PRIVATE_CACHE.append(folder)
-        os.environ["PROFILEGEN_CACHE"] = folder
+        cache, private = session_cache()
+        if private:
+            _PRIVATE_CACHE.append(str(cache))
+        os.environ["PROFILEGEN_CACHE"] = str(cache)
     if SHARED not in os.environ:
         folder = tempfile.mkdtemp(prefix="profilegen-test-shared-")
         _PRIVATE_CACHE.append(folder)

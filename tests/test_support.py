@@ -1,13 +1,15 @@
-"""The shared test helpers that could hide a failure: compose-go's batch reading and the work
-test processes share."""
+"""The shared test helpers that could hide a failure: compose-go's batch reading, the work
+test processes share, and the result cache the session keeps from run to run."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from tests.support.composego import ComposeBatch, compose_config
+from tests.support.resultcache import session_cache, trim
 from tests.support.shared import once
 
 GOOD = 'name: p\nservices:\n  {name}:\n    image: "x:1"\n    volumes: ["./data:/data"]\n'
@@ -69,3 +71,28 @@ def test_the_hooks_repository_is_the_same_commit_for_the_same_tree() -> None:
     assert (first / ".pre-commit-hooks.yaml").read_bytes() == (
         Path(__file__).resolve().parents[1] / ".pre-commit-hooks.yaml"
     ).read_bytes()
+
+
+def test_a_full_result_cache_loses_its_oldest_entries_down_to_half_its_room(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    for age, (kind, name) in enumerate([("explain", "a"), ("render", "b"), ("explain", "c")]):
+        entry = results / kind / name
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        entry.write_bytes(b"x" * 100)
+        os.utime(entry, (1_000 + age, 1_000 + age))
+    trim(results, 300)
+    assert sorted(p.name for p in results.rglob("*") if p.is_file()) == ["a", "b", "c"]
+    trim(results, 250)
+    assert sorted(p.name for p in results.rglob("*") if p.is_file()) == ["c"]
+
+
+def test_the_session_cache_is_kept_unless_cold_is_asked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PROFILEGEN_TEST_CACHE", str(tmp_path / "kept"))
+    assert session_cache() == (tmp_path / "kept", False)
+    assert (tmp_path / "kept").stat().st_mode & 0o077 == 0
+    monkeypatch.setenv("PROFILEGEN_TEST_CACHE", "cold")
+    folder, private = session_cache()
+    assert private and folder.is_dir() and not any(folder.iterdir())
+    folder.rmdir()
