@@ -35,7 +35,7 @@ PROFILES = frozenset(
 def uncached(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every explain run really runs: none is recalled from the result cache (renders and
     the rest still are)."""
-    monkeypatch.setattr(batch_module, "recall", lambda _key: None)
+    monkeypatch.setattr(batch_module, "recall", lambda _keys: None)
 
 
 @pytest.mark.usefixtures("uncached")
@@ -127,3 +127,32 @@ def test_a_process_that_ends_mid_batch_does_not_wait_for_boxes_not_begun(
     done = subprocess.run(argv, cwd=REPO, capture_output=True, timeout=120, check=False)
     assert done.returncode == 130, done.stderr.decode()
     assert 1 <= len(log.read_text().splitlines()) < len(PROFILES)
+
+
+def test_a_profiles_runs_are_one_stored_entry_and_are_not_run_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PROFILEGEN_CACHE", str(tmp_path / "cache"))
+    registry = shared_registry()
+    rendered = render_all(registry, PROFILES)
+    items = prepare_profiles(registry, rendered)
+    ran: list[StagedBox] = []
+    real_run = StagedBox.run
+
+    def counted(self: StagedBox) -> None:
+        ran.append(self)
+        real_run(self)
+
+    monkeypatch.setattr(StagedBox, "run", counted)
+
+    def batch_runs() -> list[object]:
+        batch = Batch(least=1)
+        for profile_id in sorted(PROFILES):
+            batch.add([item for item in items if item.profile.id == profile_id])
+        return list(batch.finish())
+
+    first = batch_runs()
+    boxes = len(ran)
+    entries = list((tmp_path / "cache" / "results" / "explain").iterdir())
+    assert boxes >= 1 and len(entries) == len(PROFILES)
+    assert batch_runs() == first and len(ran) == boxes

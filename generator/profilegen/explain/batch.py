@@ -5,7 +5,7 @@ it is rendered, and as soon as enough launches wait they make a box of their own
 runs when one of a few workers is free: the boxes run while Python renders the rest and
 reads the rules. `finish` sends what is left, shared over the boxes, and gives every run
 back in the order the items were added (`close` sends the rest without waiting, so that
-other work goes on beside them). A run the result cache holds is not run again.
+other work goes on beside them). A group of runs the result cache holds is not run again.
 """
 
 from __future__ import annotations
@@ -66,7 +66,8 @@ class Batch:
         self._boxes = max(1, min(boxes or os.cpu_count() or 1, MAX_BOXES))
         self._least = least
         self._runs: list[Run | None] = []
-        self._keys: list[str | None] = []
+        # The stored groups not yet run: their items' indexes and keys.
+        self._unsaved: list[tuple[list[int], list[str]]] = []
         self._waiting: list[tuple[int, Runnable]] = []
         # Each box staged: the item indexes of each of its jobs, and the box; then its run.
         self._staged: list[tuple[list[list[int]], StagedBox]] = []
@@ -75,13 +76,22 @@ class Batch:
         self._pool: ThreadPoolExecutor | None = None
 
     def add(self, items: Iterable[Runnable]) -> None:
-        """Adds items; those waiting make a box once there are enough of them."""
-        for item in items:
-            run = recall(item.key)
-            self._runs.append(run)
-            self._keys.append(item.key)
-            if run is None:
-                self._waiting.append((len(self._runs) - 1, item))
+        """Adds one group of items (a profile's scenarios, stored as one entry); those waiting
+        make a box once there are enough of them."""
+        added = list(items)
+        first = len(self._runs)
+        self._runs.extend([None] * len(added))
+        stored = [first + i for i, item in enumerate(added) if item.key is not None]
+        keys = [key for item in added if (key := item.key) is not None]
+        hit = recall(keys)
+        if hit is not None:
+            for i, run in zip(stored, hit, strict=True):
+                self._runs[i] = run
+        elif keys:
+            self._unsaved.append((stored, keys))
+        self._waiting.extend(
+            (i, item) for i, item in enumerate(added, first) if self._runs[i] is None
+        )
         if len(self._waiting) >= self._least:
             self._stage(1)
 
@@ -139,7 +149,14 @@ class Batch:
         for job_members, job_runs in zip(members, staged.collect(), strict=True):
             for i, run in zip(job_members, job_runs, strict=True):
                 self._runs[i] = run
-                remember(self._keys[i], run)
+        waiting = []
+        for indexes, keys in self._unsaved:
+            runs = [got for i in indexes if (got := self._runs[i]) is not None]
+            if len(runs) == len(indexes):
+                remember(keys, runs)
+            else:
+                waiting.append((indexes, keys))
+        self._unsaved = waiting
 
     def _stage(self, shares: int) -> None:
         """The waiting items, as jobs shared out over up to `shares` boxes."""

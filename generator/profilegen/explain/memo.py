@@ -2,15 +2,16 @@
 
 A run is a function of the compose file's bytes, the scenario, the GPU count, the engine
 binary and the sandbox's own code; its record is kept under the result cache, so that
-`check`, `explain` and the golden commands run each container once. A scenario that names a
-secret or a host file (API_KEY, API_KEY_FILE, tokens) is never stored.
+`check`, `explain` and the golden commands run each container once. The runs of a profile's
+scenarios are one entry, read and written at once. A scenario that names a secret or a host
+file (API_KEY, API_KEY_FILE, tokens) is never stored.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..cache import Store
@@ -57,17 +58,26 @@ def _bundle_digest(files: tuple[tuple[str, bytes], ...]) -> bytes:
     return digest.digest()
 
 
-def recall(key: str | None) -> Run | None:
-    """The stored run for `key`, if any (a run is immutable: this process keeps the ones it
-    has read or made, and reads each from the store once)."""
-    stored = _store().get_object(key)
-    return stored if isinstance(stored, Run) else None
+def recall(keys: Sequence[str]) -> list[Run] | None:
+    """The stored runs of one group of launches (a profile's scenarios: one entry for them
+    all), or None unless every one is there. A run is immutable: this process keeps the
+    groups it has read or made, and reads each from the store once."""
+    stored = _store().get_object(_group_key(keys))
+    if not isinstance(stored, tuple) or len(stored) != len(keys):
+        return None
+    return list(stored) if all(isinstance(run, Run) for run in stored) else None
 
 
-def remember(key: str | None, result: Run) -> None:
-    """Keeps a run that finished in time (a batch runs many at once, then stores each)."""
-    if not result.timed_out:
-        _store().put_object(key, result)
+def remember(keys: Sequence[str], runs: Sequence[Run]) -> None:
+    """Keeps a group's runs once all of them finished in time."""
+    if not any(run.timed_out for run in runs):
+        _store().put_object(_group_key(keys), tuple(runs))
+
+
+def _group_key(keys: Sequence[str]) -> str | None:
+    if not keys:
+        return None
+    return hashlib.sha256("\n".join(keys).encode()).hexdigest()
 
 
 def _store() -> Store:
