@@ -96,3 +96,13 @@ def test_the_session_cache_is_kept_unless_cold_is_asked_for(
     folder, private = session_cache()
     assert private and folder.is_dir() and not any(folder.iterdir())
     folder.rmdir()
+
+
+def test_a_kept_cache_that_cannot_be_made_means_a_cold_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "file").write_text("not a folder")
+    monkeypatch.setenv("PROFILEGEN_TEST_CACHE", str(tmp_path / "file" / "cache"))
+    folder, private = session_cache()
+    assert private and folder.is_dir() and not any(folder.iterdir())
+    folder.rmdir()

@@ -38,6 +38,20 @@ def uncached(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(batch_module, "recall", lambda _keys: None)
 
 
+@pytest.fixture
+def boxes_run(monkeypatch: pytest.MonkeyPatch) -> list[StagedBox]:
+    """The boxes that ran, in the order they began."""
+    ran: list[StagedBox] = []
+    real_run = StagedBox.run
+
+    def counted(self: StagedBox) -> None:
+        ran.append(self)
+        real_run(self)
+
+    monkeypatch.setattr(StagedBox, "run", counted)
+    return ran
+
+
 @pytest.mark.usefixtures("uncached")
 def test_boxes_started_profile_by_profile_give_the_checked_in_records() -> None:
     registry = shared_registry()
@@ -69,19 +83,11 @@ def test_rules_that_wait_for_the_runs_report_as_if_the_runs_came_first() -> None
 
 @pytest.mark.usefixtures("uncached")
 def test_a_cancelled_batch_runs_no_box_it_had_not_begun_and_leaves_no_scratch(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, boxes_run: list[StagedBox]
 ) -> None:
     """An interrupted check waits for the boxes running, not for those still to come."""
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.setattr(tempfile, "tempdir", None)
-    ran: list[StagedBox] = []
-    real_run = StagedBox.run
-
-    def counted(self: StagedBox) -> None:
-        ran.append(self)
-        real_run(self)
-
-    monkeypatch.setattr(StagedBox, "run", counted)
     registry = shared_registry()
     rendered = render_all(registry, PROFILES)
     batch = Batch(boxes=1, least=1)
@@ -89,7 +95,7 @@ def test_a_cancelled_batch_runs_no_box_it_had_not_begun_and_leaves_no_scratch(
         batch.add(prepare_profiles(registry, {profile_id: result}))
     assert batch.started == len(PROFILES)  # a box staged for each profile
     batch.cancel()
-    assert 1 <= len(ran) < len(PROFILES)
+    assert 1 <= len(boxes_run) < len(PROFILES)
     assert not list(tmp_path.glob("profilegen-explain-*"))
 
 
@@ -130,20 +136,12 @@ def test_a_process_that_ends_mid_batch_does_not_wait_for_boxes_not_begun(
 
 
 def test_a_profiles_runs_are_one_stored_entry_and_are_not_run_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, boxes_run: list[StagedBox]
 ) -> None:
     monkeypatch.setenv("PROFILEGEN_CACHE", str(tmp_path / "cache"))
     registry = shared_registry()
     rendered = render_all(registry, PROFILES)
     items = prepare_profiles(registry, rendered)
-    ran: list[StagedBox] = []
-    real_run = StagedBox.run
-
-    def counted(self: StagedBox) -> None:
-        ran.append(self)
-        real_run(self)
-
-    monkeypatch.setattr(StagedBox, "run", counted)
 
     def batch_runs() -> list[object]:
         batch = Batch(least=1)
@@ -152,7 +150,7 @@ def test_a_profiles_runs_are_one_stored_entry_and_are_not_run_again(
         return list(batch.finish())
 
     first = batch_runs()
-    boxes = len(ran)
+    boxes = len(boxes_run)
     entries = list((tmp_path / "cache" / "results" / "explain").iterdir())
     assert boxes >= 1 and len(entries) == len(PROFILES)
-    assert batch_runs() == first and len(ran) == boxes
+    assert batch_runs() == first and len(boxes_run) == boxes

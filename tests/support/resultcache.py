@@ -14,6 +14,7 @@ where that is set); a folder; or `cold` for a private, empty cache removed with 
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -26,26 +27,31 @@ ROOM = 768 << 20
 
 def session_cache() -> tuple[Path, bool]:
     """The folder the session's processes share, and whether it is the session's own (to be
-    removed at its end)."""
+    removed at its end): a kept folder that cannot be made means a cold run, not an error."""
     setting = os.environ.get(SETTING, "")
-    if setting == COLD:
-        return Path(tempfile.mkdtemp(prefix="profilegen-test-cache-")), True
-    base = Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser()
-    folder = Path(setting).expanduser() if setting else base / "profilegen" / "tests"
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    trim(folder / "results", ROOM)
-    return folder, False
+    if setting != COLD:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser()
+        folder = Path(setting).expanduser() if setting else base / "profilegen" / "tests"
+        try:
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError:
+            pass
+        else:
+            trim(folder / "results", ROOM)
+            return folder, False
+    return Path(tempfile.mkdtemp(prefix="profilegen-test-cache-")), True
 
 
 def trim(results: Path, room: int) -> None:
-    """Removes the oldest results while they take more than `room` bytes, down to half."""
+    """Removes the oldest results (results/KIND/KEY) while they take more than `room` bytes,
+    down to half."""
     entries: list[tuple[float, int, Path]] = []
-    for kind in _folders(results):
-        for entry in _files(kind):
-            try:
-                info = entry.stat()
-            except OSError:
-                continue
+    for entry in results.glob("*/*"):
+        try:
+            info = entry.lstat()
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode):
             entries.append((info.st_mtime, info.st_size, entry))
     total = sum(size for _, size, _ in entries)
     if total <= room:
@@ -55,17 +61,3 @@ def trim(results: Path, room: int) -> None:
             break
         entry.unlink(missing_ok=True)
         total -= size
-
-
-def _folders(results: Path) -> list[Path]:
-    try:
-        return [entry for entry in results.iterdir() if entry.is_dir()]
-    except OSError:
-        return []
-
-
-def _files(folder: Path) -> list[Path]:
-    try:
-        return [entry for entry in folder.iterdir() if entry.is_file()]
-    except OSError:
-        return []

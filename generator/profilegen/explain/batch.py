@@ -81,8 +81,8 @@ class Batch:
         added = list(items)
         first = len(self._runs)
         self._runs.extend([None] * len(added))
-        stored = [first + i for i, item in enumerate(added) if item.key is not None]
-        keys = [key for item in added if (key := item.key) is not None]
+        pairs = [(i, key) for i, item in enumerate(added, first) if (key := item.key) is not None]
+        stored, keys = [i for i, _ in pairs], [key for _, key in pairs]
         hit = recall(keys)
         if hit is not None:
             for i, run in zip(stored, hit, strict=True):
