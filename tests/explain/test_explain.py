@@ -132,3 +132,36 @@ def test_a_mount_inside_an_earlier_one_shadows_it_in_order() -> None:
     )
     ((result,),) = run_jobs([Job(Layout(files, (), mounts), (launch,), ("/usr/local/bin/vllm",))])
     assert (result.exe, result.argv) == ("vllm", ("serve", "over", "kept")), result.stderr
+
+
+_LOOK = b"""for at in /etc/pg-leak/x/f.txt /models/pg-leak /srv/pg-leak/t/inner/w.txt /srv/pg-leak; do
+  [[ ! -e $at ]] || echo "sees $at" >&2
+done
+exec vllm serve looked
+"""
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["one-fstab", "one-by-one"])
+def test_a_job_sees_none_of_the_mount_points_an_earlier_job_of_its_box_made(
+    nested: bool,
+) -> None:
+    """Jobs share a box: what one mounted, and the folders and files made to mount it on,
+    must be gone for the next, whose view is only its own mounts (as when it runs alone)."""
+    from profilegen.explain.sandbox import Job, Launch, Layout, Mount, run_jobs
+
+    files = {"e/run.sh": b"exec vllm serve first\n", "f.txt": b"patch\n", "d/w.txt": b"w\n"}
+    mounts = [Mount("e", "/opt/pg-e"), Mount("f.txt", "/etc/pg-leak/x/f.txt")]
+    mounts.append(Mount("d", "/models/pg-leak"))
+    if nested:
+        mounts += [
+            Mount("d", "/srv/pg-leak/t", read_only=False),
+            Mount("f.txt", "/srv/pg-leak/t/inner/w.txt"),
+        ]
+    first = Layout(files, ("d",), tuple(mounts))
+    second = Layout({"e/run.sh": _LOOK}, (), (Mount("e", "/opt/pg-e"),))
+    env = (("PATH", "/usr/local/bin:/usr/bin:/bin"),)
+    launch = Launch(("/bin/bash", "-p", "/opt/pg-e/run.sh"), env, 1, False)
+    jobs = [Job(layout, (launch,), ("/usr/local/bin/vllm",)) for layout in (first, second)]
+    (ran,), (looked,) = run_jobs(jobs, workers=1)
+    assert ran.argv == ("serve", "first"), ran.stderr
+    assert (looked.argv, looked.stderr) == (("serve", "looked"), "")

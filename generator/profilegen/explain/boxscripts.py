@@ -120,13 +120,31 @@ JOB = (
     _FUNCTIONS.replace("RUNDIR", RUN_DIR)
     + f"""set -u
 pgsbx_job=$1
-if [[ -f $pgsbx_job/fstab ]]; then
-  # Mount points an earlier job of the box made are there already: mkdir only for new ones.
-  mapfile -d '' pgsbx_dirs <"$pgsbx_job/dirs"
-  for pgsbx_dst in ${{pgsbx_dirs[@]+"${{pgsbx_dirs[@]}}"}}; do
-    [[ -d $pgsbx_dst ]] || {{ mkdir -p -- "${{pgsbx_dirs[@]}}" 2>/dev/null; break; }}
+# The mount points a job makes are the job's alone: each path made that was not there (the
+# outermost new folder of a path) is noted in made, and the driver removes them once the
+# job's namespace is gone, so that no later job of the box sees a path of this one's.
+pgsbx_made=()
+pgsbx_note() {{
+  local at=$1 mount
+  [[ ! -e $at ]] || return 0
+  while [[ -n ${{at%/*}} && ! -e ${{at%/*}} ]]; do at=${{at%/*}}; done
+  for mount in ${{pgsbx_mounted[@]+"${{pgsbx_mounted[@]}}"}}; do
+    [[ $at != "$mount"/* ]] || return 0  # inside the job's own folder, mounted there
   done
+  pgsbx_made+=("$at")
+}}
+pgsbx_noted() {{
+  ((${{#pgsbx_made[@]}} == 0)) || printf '%s\\0' "${{pgsbx_made[@]}}" >"$pgsbx_job/made"
+}}
+pgsbx_mounted=()
+if [[ -f $pgsbx_job/fstab ]]; then
+  mapfile -d '' pgsbx_dirs <"$pgsbx_job/dirs"
   mapfile -d '' pgsbx_files <"$pgsbx_job/files"
+  for pgsbx_dst in ${{pgsbx_dirs[@]+"${{pgsbx_dirs[@]}}"}} ${{pgsbx_files[@]+"${{pgsbx_files[@]}}"}}; do
+    pgsbx_note "$pgsbx_dst"
+  done
+  pgsbx_noted
+  ((${{#pgsbx_made[@]}} == 0)) || mkdir -p -- "${{pgsbx_dirs[@]}}" 2>/dev/null
   for pgsbx_dst in ${{pgsbx_files[@]+"${{pgsbx_files[@]}}"}}; do
     [[ -e $pgsbx_dst ]] || : >"$pgsbx_dst" 2>/dev/null
   done
@@ -138,6 +156,8 @@ if [[ -f $pgsbx_job/fstab ]]; then
   fi
 else
   while IFS= read -r -d '' pgsbx_src && IFS= read -r -d '' pgsbx_dst && IFS= read -r -d '' pgsbx_ro; do
+    pgsbx_note "$pgsbx_dst"
+    pgsbx_noted
     if [[ -d $pgsbx_src ]]; then
       mkdir -p "$pgsbx_dst" 2>/dev/null
     else
@@ -149,6 +169,7 @@ else
       exit 0
     fi
     [[ $pgsbx_ro == 0 ]] || mount -o remount,bind,ro "$pgsbx_dst"
+    pgsbx_mounted+=("$pgsbx_dst")
   done <"$pgsbx_job/mounts"
 fi
 mapfile -d '' pgsbx_engines <"$pgsbx_job/engines"
@@ -175,7 +196,8 @@ nvidia-smi() {{ pgsbx_smi $pgsbx_gpus $pgsbx_link \\"\\$@\\"; }}"
       set -- "${{pgsbx_argv[@]:2}}"
       unset pgsbx_job pgsbx_launch pgsbx_env pgsbx_argv pgsbx_gpus pgsbx_link pgsbx_n pgsbx_pair \\
         pgsbx_all pgsbx_engines pgsbx_stubs pgsbx_dirs pgsbx_files pgsbx_dst pgsbx_src pgsbx_ro \\
-        pgsbx_said
+        pgsbx_said pgsbx_made pgsbx_mounted
+      unset -f pgsbx_note pgsbx_noted
       # The script's path is written into the command, so that no variable of the job is left.
       eval "shift; cd / && source ${{1@Q}}"
     ) </dev/null >/dev/null 2>"$pgsbx_launch/stderr"
@@ -187,9 +209,14 @@ nvidia-smi() {{ pgsbx_smi $pgsbx_gpus $pgsbx_link \\"\\$@\\"; }}"
 done
 """
 )
+# Each job in a mount namespace of its own; the mount points it made go with it.
 DRIVER = f"""set -u
 for job in "$@"; do
   unshare --mount --propagation private -- /bin/bash -p {RUN_DIR}-job.sh "$job"
+  if [[ -s $job/made ]]; then
+    mapfile -d '' made <"$job/made"
+    rm -rf -- "${{made[@]}}"
+  fi
 done
 """
 # Appended to the job's helpers.sh: patch steps are checked as the container would find them
