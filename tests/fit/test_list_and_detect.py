@@ -181,3 +181,18 @@ def test_fit_capacity_rule_warns_with_pool_need_and_shortfall(registry: Registry
     assert "registry/profiles/qwen38-27b-dual-nvfp4.yaml" in by_file
     assert f"registry/profiles/{MTP}.yaml" not in by_file
     assert f"registry/profiles/{GGUF}.yaml" not in by_file
+
+
+def test_a_predicted_refusal_says_why_it_is_only_a_warning(registry: Registry) -> None:
+    """Where fit predicts that the engine refuses, the warning says what overrules that: the
+    profile seen serving on its rig, or its own caveats."""
+    by_file = {f.location.file: f.message for f in capacity(CheckContext(registry))}
+    served = by_file["registry/profiles/gemma-12b-single-int8-mtp.yaml"]
+    assert served.endswith(
+        "(1.00x concurrency; fit predicts the engine refuses to boot, yet it was seen serving "
+        "on 1x3090: the prediction is what is off)"
+    )
+    caveated = by_file["registry/profiles/qwen38-27b-single-nvfp4.yaml"]
+    assert caveated.endswith(
+        "(0.00x concurrency; fit predicts the engine refuses to boot, as its caveats say)"
+    )

@@ -46,11 +46,12 @@ def _fit_all(ctx: CheckContext) -> dict[str, FitResult | str]:
     return out
 
 
-def _problem(r: FitResult) -> tuple[str, str] | None:
-    """What does not fit (message, remedy), with the predicted figures; None when it fits."""
+def _problem(r: FitResult, why_it_may_boot: str = "") -> tuple[str, str] | None:
+    """What does not fit (message, remedy), with the predicted figures; None when it fits.
+    `why_it_may_boot`: what says otherwise where fit predicts that the engine refuses."""
     if fit_model(r.engine) != "layer-split" and r.headroom_tokens < 0:
         need = r.max_model_len * r.max_num_seqs
-        boots = "" if r.boots else "; the engine refuses to boot"
+        boots = "" if r.boots else f"; fit predicts the engine refuses to boot{why_it_may_boot}"
         return (
             f"predicted KV pool of {r.kv_pool_tokens:,} tokens is short of max_model_len "
             f"{r.max_model_len:,} x max_num_seqs {r.max_num_seqs} = {need:,} tokens "
@@ -89,13 +90,25 @@ def capacity(ctx: CheckContext) -> Iterator[Finding]:
         if isinstance(result, str):
             yield ctx.report(where, f"cannot predict the fit: {result}", follows=_reads(ctx, pid))
             continue
-        problem = _problem(result)
-        if problem and not boot_error(reg.profiles[pid], result):  # fit-boots says it, once
+        profile = reg.profiles[pid]
+        problem = _problem(result, _why_it_may_boot(profile, result))
+        if problem and not boot_error(profile, result):  # fit-boots says it, once
             # A warning, not an error: some upstream profiles boot this way on purpose and
             # serve fewer full-length requests at once than max_num_seqs allows.
             message, remedy = problem
             hint = f"{remedy}; see `profilegen fit {pid}`"
             yield ctx.report(where, message, hint=hint, follows=_reads(ctx, pid))
+
+
+def _why_it_may_boot(p: Profile, r: FitResult) -> str:
+    """Why a predicted refusal is a warning here rather than a `fit-boots` error."""
+    if ran_on_its_rig(p):
+        return f", yet it was seen serving on {p.rig}: the prediction is what is off"
+    if _acknowledged(p):
+        return ", as its caveats say"
+    if cannot_boot(r) is not None:
+        return f", short by less than fit's {TOLERANCE:.0%} error: a boot on the rig decides"
+    return ""
 
 
 def _reads(ctx: CheckContext, profile_id: str) -> list[Value]:
