@@ -190,7 +190,7 @@ def test_a_predicted_refusal_says_why_it_is_only_a_warning(registry: Registry) -
     served = by_file["registry/profiles/gemma-12b-single-int8-mtp.yaml"]
     assert served.endswith(
         "(1.00x concurrency; fit predicts the engine refuses to boot, yet it was seen serving "
-        "on 1x3090: the prediction is what is off)"
+        "on 1x3090: a boot there at these settings decides)"
     )
     caveated = by_file["registry/profiles/qwen38-27b-single-nvfp4.yaml"]
     assert caveated.endswith(

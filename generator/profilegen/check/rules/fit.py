@@ -103,7 +103,7 @@ def capacity(ctx: CheckContext) -> Iterator[Finding]:
 def _why_it_may_boot(p: Profile, r: FitResult) -> str:
     """Why a predicted refusal is a warning here rather than a `fit-boots` error."""
     if ran_on_its_rig(p):
-        return f", yet it was seen serving on {p.rig}: the prediction is what is off"
+        return f", yet it was seen serving on {p.rig}: a boot there at these settings decides"
     if _acknowledged(p):
         return ", as its caveats say"
     if cannot_boot(r) is not None:
