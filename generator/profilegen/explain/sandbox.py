@@ -7,10 +7,10 @@ share one box (`profilegen.sandbox`: the host's root read-only underneath, no ne
 of the host's home or work folders); inside it every job gets a mount namespace of its own,
 where its mounts are applied in order, as Compose applies them, so a later mount shadows an
 earlier one exactly as it would in the container; the folders and files made to mount on are
-removed after it, so that a job sees the same paths whichever jobs ran before it in its box. The engine and `nvidia-smi` are stubs at
-their paths, and within a launch functions of the job's bash (`boxscripts.py`): `exec` of an
-engine records the argv and the environment it would hand over, without a process started for
-it, so that a launch costs one fork.
+removed after it, so that a job sees the same paths whichever jobs ran before it in its box.
+The engine and `nvidia-smi` are stubs at their paths, and within a launch functions of the
+job's bash (`boxscripts.py`): `exec` of an engine records the argv and the environment it
+would hand over, without a process started for it, so that a launch costs one fork.
 """
 
 from __future__ import annotations
