@@ -429,3 +429,73 @@ def test_offline_reads_the_hugging_face_cache_and_never_the_hub(
     missing = invoke("model", "add", "lab/Other-7B", "--offline")
     assert missing.code == 2
     assert "has no copy at main; offline, `model add` reads only that cache" in missing.err
+
+
+@pytest.mark.parametrize(
+    ("arch", "shown"),
+    [
+        ("llama\n::error ::check passed", "llama\\x0a::error ::check passed"),
+        ("llama\u202e", "llama\\u202e"),
+        ("x" * 65, "x" * 65),
+        ("", None),
+    ],
+)
+def test_a_gguf_architecture_that_is_no_name_is_refused_and_shown_escaped(
+    repo: Path,
+    invoke: Invoke,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    arch: str,
+    shown: str | None,
+) -> None:
+    """`general.architecture` becomes metadata keys, the family and lines of output: a newline
+    in it could forge a `::error` or a "check passed" line."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    folder = tmp_path / "gguf"
+    folder.mkdir()
+    ck.write_gguf(folder / "Evil-Q4_K_M.gguf", arch=arch, tokens=50, tensor_bytes=4096)
+    run = invoke(
+        "model",
+        "add",
+        "lab/Evil-GGUF",
+        "--from-dir",
+        str(folder),
+        "--gguf",
+        "Q4_K_M",
+        "--revision",
+        "0123456789abcdef0123456789abcdef01234567",
+    )
+    assert run.code == 2, run.text
+    if shown is None:
+        assert "Evil-Q4_K_M.gguf has no general.architecture" in run.err
+    else:
+        assert run.err.strip().endswith(
+            f"Evil-Q4_K_M.gguf: general.architecture '{shown}' is not an architecture name "
+            "(one word of letters, digits, '_', '.' and '-', at most 64 characters)"
+        )
+    assert "\n::error" not in run.out + run.err
+    assert not (repo / "registry/models/evil.yaml").exists()
+
+
+def test_a_config_model_type_that_is_no_name_is_refused(
+    repo: Path, invoke: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    folder = tmp_path / "cfg"
+    folder.mkdir()
+    config = json.loads(ck.config_files(ck.DENSE)["config.json"])
+    config["model_type"] = "qwen3\ncheck passed: 0 errors"
+    (folder / "config.json").write_text(json.dumps(config))
+    run = invoke(
+        "model",
+        "add",
+        "lab/Dense-7B",
+        "--from-dir",
+        str(folder),
+        "--revision",
+        "0123456789abcdef0123456789abcdef01234567",
+    )
+    assert run.code == 2, run.text
+    assert "config.json: model_type 'qwen3\\x0acheck passed: 0 errors' is not an architecture" in (
+        run.err
+    )

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import EXIT_USAGE, ProfilegenError
+from ..errors import EXIT_USAGE, ProfilegenError, printable
 
 
 class DerivationError(ProfilegenError):
@@ -14,6 +15,33 @@ class DerivationError(ProfilegenError):
     input is unusable, exit 2."""
 
     exit_code = EXIT_USAGE
+
+
+# What a checkpoint may give as an architecture or model type: it becomes part of metadata keys
+# (`<arch>.block_count`), a registry id's family and lines of output.
+_KIND_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+_NAME_LIMIT = 200
+
+
+def kind_name(value: object, file: str, key: str) -> str:
+    """An architecture or model-type name read from a checkpoint, refused unless it is one
+    word of letters, digits, `_`, `.` and `-` (a newline could forge lines of output)."""
+    if isinstance(value, str) and _KIND_NAME.fullmatch(value):
+        return value
+    shown = printable(str(value)[:80]) + ("..." if len(str(value)) > 80 else "")
+    raise DerivationError(
+        f"{printable(file)}: {key} '{shown}' is not an architecture name "
+        "(one word of letters, digits, '_', '.' and '-', at most 64 characters)"
+    )
+
+
+def display_name(value: object) -> str | None:
+    """A checkpoint's free-text name (`general.name`), or None when it is empty, over-long or
+    holds characters a terminal or a reader cannot see for what they are."""
+    if not isinstance(value, str) or not value.strip() or len(value) > _NAME_LIMIT:
+        return None
+    text = value.strip()
+    return text if printable(text) == text else None
 
 
 @dataclass(frozen=True)

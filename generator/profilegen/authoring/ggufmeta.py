@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .facts import DerivationError, Facts, Lookup, Source, every_nth
+from .facts import DerivationError, Facts, Lookup, Source, every_nth, kind_name
 
 ARCH = "architecture"
 # Files that predate `sliding_window_pattern`: llama.cpp's built-in pattern per architecture.
@@ -145,6 +145,7 @@ def gguf_facts(metadata: dict[str, Any], source: Source) -> Facts:
     a = metadata.get("general.architecture")
     if not isinstance(a, str) or not a:
         raise DerivationError(f"{source.file} has no general.architecture")
+    a = kind_name(a, source.file, "general.architecture")
     layers = m.need(facts, f"{ARCH}.num_layers", [f"{a}.block_count"])
     hidden = m.need(facts, f"{ARCH}.hidden_size", [f"{a}.embedding_length"])
     kv_per = _heads(m, a, facts, layers)

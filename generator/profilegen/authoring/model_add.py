@@ -16,7 +16,7 @@ from ..hub.checkpoint import Checkpoint, CheckpointError, CheckpointFile, read_j
 from ..hub.gguf import read_gguf_header
 from ..model.common import ID_PATTERN
 from ..model.model import HF_REPO_PATTERN
-from .facts import DerivationError, Facts, Source
+from .facts import DerivationError, Facts, Source, display_name, kind_name
 from .ggufmeta import gguf_facts, quantization_name
 from .hfconfig import architecture_facts
 from .weights import sampling_facts, weight_facts
@@ -185,8 +185,8 @@ def _from_config(checkpoint: Checkpoint, opts: AddOptions, draft_id: str) -> Mod
         sizing = size_weights(checkpoint, config, facts, weights, variant)
         total, read, facts.notes = sizing.total, read + sizing.read, facts.notes + sizing.notes
     artifact = ArtifactDraft(variant, [], weights, total=total)
-    family = str(config.get("model_type") or "").strip()
-    if family:
+    if config.get("model_type"):
+        family = kind_name(config["model_type"], "config.json", "model_type")
         facts.put("family", family.replace("_", "-").lower(), source, "model_type")
     remote = None
     if isinstance(config.get("auto_map"), dict):
@@ -233,12 +233,12 @@ def _from_gguf(checkpoint: Checkpoint, opts: AddOptions, draft_id: str) -> Model
             label, path = ("gguf" if a.kind == "main" else a.kind), a.files[0].path
             where = _source(checkpoint, label, path)
             a.facts.attribute(f"artifacts.{a.variant}.size", where, "tensor_infos")
-    arch = str(header.metadata.get("general.architecture"))
+    arch = kind_name(header.metadata.get("general.architecture"), first, "general.architecture")
     facts.put("family", arch.replace("_", "-").lower(), source, "general.architecture")
-    name = header.metadata.get("general.name")
-    if isinstance(name, str) and name.strip():
-        facts.put("name", name.strip(), source, "general.name")
-    shown = name.strip() if isinstance(name, str) and name.strip() else draft_id
+    name = display_name(header.metadata.get("general.name"))
+    if name:
+        facts.put("name", name, source, "general.name")
+    shown = name or draft_id
     read = [f"{first} (header, {header.header_bytes:,} of {header.size:,} bytes)"]
     return ModelDraft(draft_id, shown, "", facts, artifacts, checkpoint, read)
 
