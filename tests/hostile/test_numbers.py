@@ -84,3 +84,51 @@ def test_the_gguf_record_cap_is_exact(tmp_path: Path, monkeypatch: pytest.Monkey
         "t.gguf: the header holds more than 1,000 records (at 1,000 strings); no model's header "
         "has that many, so it is not read"
     )
+
+
+def _kv_string(key: bytes, value: bytes, length: int | None = None) -> bytes:
+    told = len(value) if length is None else length
+    return struct.pack("<Q", len(key)) + key + struct.pack("<IQ", 8, told) + value
+
+
+_HUGE = 2**62
+_GGUF_FIELDS = {
+    "the value of general.name": (
+        (0, 2),
+        _kv_string(b"general.architecture", b"llama") + _kv_string(b"general.name", b"x", _HUGE),
+    ),
+    "the name of metadata key 2": (
+        (0, 2),
+        _kv_string(b"general.architecture", b"llama") + struct.pack("<Q", _HUGE) + b"general",
+    ),
+    "the name of tensor 1": (
+        (1, 1),
+        _kv_string(b"general.architecture", b"llama") + struct.pack("<Q", _HUGE) + b"tok",
+    ),
+    "the value of tokenizer.ggml.tokens, string 2 of 2": (
+        (0, 1),
+        struct.pack("<Q", 21)
+        + b"tokenizer.ggml.tokens"
+        + struct.pack("<IIQ", 9, 8, 2)
+        + struct.pack("<Q", 1)
+        + b"a"
+        + struct.pack("<Q", _HUGE)
+        + b"b",
+    ),
+}
+
+
+@pytest.mark.parametrize("field", list(_GGUF_FIELDS))
+def test_an_impossible_gguf_string_length_names_the_field_it_is_in(
+    tmp_path: Path, field: str
+) -> None:
+    (tensors, keys), body = _GGUF_FIELDS[field]
+    head = b"GGUF" + struct.pack("<IQQ", 3, tensors, keys) + body + b"\0" * 4096
+    (tmp_path / "t.gguf").write_bytes(head)
+    files = {"t.gguf": CheckpointFile("t.gguf", len(head), None)}
+    with pytest.raises(CheckpointError) as caught:
+        gguf.read_gguf_header(LocalCheckpoint(tmp_path, "lab/t", "0" * 40, files), "t.gguf")
+    assert str(caught.value).endswith(
+        f"t.gguf: {field}: string length 4,611,686,018,427,387,904 cannot fit in a "
+        f"{len(head):,}-byte file"
+    )

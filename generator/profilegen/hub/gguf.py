@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import printable
 from .checkpoint import MAX_WEIGHTS, Checkpoint, CheckpointError
 
 FIRST_READ = 2 * 2**20
@@ -80,6 +81,7 @@ class _Scanner:
     def __init__(self, data: bytes, file_size: int) -> None:
         self.data, self.file_size, self.off = data, file_size, 0
         self.records = 0
+        self.where = ""  # the field being walked, for messages ("the value of general.name")
 
     def spend(self, n: int, what: str) -> None:
         """Counts `n` records to walk, refusing a header that holds more than any model's."""
@@ -109,8 +111,9 @@ class _Scanner:
 
     def count(self, n: int, least: int, what: str) -> int:
         if n * least > self.file_size - self.off:
+            field = f"{self.where}: " if self.where else ""
             raise CheckpointError(
-                f"{what} count {n:,} cannot fit in a {self.file_size:,}-byte file"
+                f"{field}{what} {n:,} cannot fit in a {self.file_size:,}-byte file"
             )
         return n
 
@@ -134,9 +137,12 @@ class _Scanner:
         except struct.error:  # not even the length is in hand
             pass
         self.off = off
+        outer = self.where
         try:
-            for _ in range(n - done):
+            for i in range(done, n):
+                self.where = f"{outer}, string {i + 1:,} of {n:,}"
                 self.string()
+            self.where = outer
         except _Short:
             each = max(8, (off - first) // done) if done else 8
             raise _Short(off + (n - done) * each * 5 // 4) from None
@@ -150,7 +156,7 @@ class _Scanner:
         elif kind == _ARRAY and depth < 2:
             inner = self.u32()
             least = _SCALAR.get(inner, 8 if inner == _STRING else 12)
-            n = self.count(self.u64(), least, "array")
+            n = self.count(self.u64(), least, "array length")
             if inner in _SCALAR:
                 self.take(n * _SCALAR[inner])
                 return n if n > _KEEP_ARRAY else None
@@ -162,7 +168,7 @@ class _Scanner:
                 self.value(inner, depth + 1)
             return n
         else:
-            raise CheckpointError(f"unknown metadata value type {kind}")
+            raise CheckpointError(f"{self.where}: unknown metadata value type {kind}")
         return None
 
     def header(self) -> _Layout:
@@ -173,23 +179,27 @@ class _Scanner:
         layout.version = self.u32()
         if layout.version not in (2, 3):
             raise CheckpointError("unsupported GGUF version (2 and 3 are read)")
-        tensors = self.count(self.u64(), 24, "tensor")
-        kvs = self.count(self.u64(), 13, "metadata key")
+        tensors = self.count(self.u64(), 24, "tensor count")
+        kvs = self.count(self.u64(), 13, "metadata key count")
         self.spend(tensors, "tensors")
         self.spend(kvs, "metadata keys")
-        for _ in range(kvs):
+        for index in range(kvs):
             start = self.off
+            self.where = f"the name of metadata key {index + 1:,}"
             key = self.string().decode("utf-8", "replace")
+            self.where = f"the value of {printable(key[:80])}"
             entries = self.value(self.u32())
             if entries is None:
                 layout.kept.append((start, self.off))
             else:
                 layout.counted[key] = entries
-        for _ in range(tensors):
+        for index in range(tensors):
+            self.where = f"the name of tensor {index + 1:,}"
             self.string()
+            self.where = f"tensor {index + 1:,}"
             dims = self.u32()
             if dims > _MAX_DIMS:
-                raise CheckpointError(f"a tensor with {dims} dimensions")
+                raise CheckpointError(f"{self.where}: a tensor with {dims} dimensions")
             elements = math.prod(self.u64() for _ in range(dims))
             kind = self.u32()
             layout.tensor_types.append(kind)
