@@ -432,6 +432,43 @@ def checkpoint_cases() -> list[Case]:
             code=2,
         ),
         Case(
+            "safetensors-tensors-sharing-their-bytes",
+            setup=(
+                checkpoint("config.json", TINY_CONFIG),
+                checkpoint(
+                    "model.safetensors",
+                    safetensors(
+                        {
+                            "a": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]},
+                            "b": {"dtype": "F32", "shape": [4], "data_offsets": [8, 24]},
+                        }
+                    ),
+                ),
+            ),
+            args=model_add(),
+            says=(
+                "error: {root}/../ckpt: model.safetensors: tensors 'a' and 'b' overlap (bytes 8 "
+                "to 16): a safetensors file lays its tensors end to end",
+            ),
+            code=2,
+        ),
+        Case(
+            "safetensors-bytes-no-tensor-holds",
+            setup=(
+                checkpoint("config.json", TINY_CONFIG),
+                checkpoint(
+                    "model.safetensors",
+                    safetensors({"w": {"dtype": "F32", "shape": [4], "data_offsets": [64, 80]}}),
+                ),
+            ),
+            args=model_add(),
+            says=(
+                "error: {root}/../ckpt: model.safetensors: bytes 0 to 64 belong to no tensor "
+                "(before 'w'): a safetensors file lays its tensors end to end",
+            ),
+            code=2,
+        ),
+        Case(
             "safetensors-index-with-a-negative-total-size",
             setup=(
                 checkpoint("config.json", TINY_CONFIG),

@@ -54,8 +54,8 @@ class SafetensorsHeader:
         return self.header_bytes + self.tensor_bytes
 
 
-def _tensor_end(name: str, entry: Any) -> int:
-    """Where the tensor's bytes end, after checking its range against its dtype and shape."""
+def _tensor_range(name: str, entry: Any) -> tuple[int, int]:
+    """The tensor's byte range, after checking it against its dtype and shape."""
     if not isinstance(entry, dict):
         raise CheckpointError(f"tensor {name!r} is not an object")
     offsets, shape, dtype = entry.get("data_offsets"), entry.get("shape"), entry.get("dtype")
@@ -79,7 +79,26 @@ def _tensor_end(name: str, entry: Any) -> int:
                 f"tensor {name!r} spans {offsets[1] - offsets[0]:,} bytes; {dtype} of shape "
                 f"{shape} takes {want:,}"
             )
-    end: int = offsets[1]
+    return offsets[0], offsets[1]
+
+
+def _laid_end_to_end(ranges: list[tuple[int, int, str]]) -> int:
+    """Where the tensor bytes end, refusing ranges that overlap or leave a gap: the format
+    lays tensors end to end (as the safetensors library requires), so bytes shared by two
+    tensors would be counted twice and a gap would be bytes no tensor holds."""
+    end, last = 0, ""
+    for begin, stop, name in sorted(ranges):
+        if begin < end:
+            raise CheckpointError(
+                f"tensors {last!r} and {name!r} overlap (bytes {begin:,} to {min(end, stop):,}):"
+                " a safetensors file lays its tensors end to end"
+            )
+        if begin > end:
+            raise CheckpointError(
+                f"bytes {end:,} to {begin:,} belong to no tensor (before {name!r}): a "
+                "safetensors file lays its tensors end to end"
+            )
+        end, last = stop, name
     return end
 
 
@@ -100,10 +119,10 @@ def read_safetensors_header(checkpoint: Checkpoint, path: str) -> SafetensorsHea
         raise CheckpointError(f"{where}: the file ends inside its {length:,}-byte header")
     header = json_object(raw, f"{where} (header)")
     try:
-        ends = [_tensor_end(k, v) for k, v in header.items() if k != "__metadata__"]
+        ranges = [(*_tensor_range(k, v), k) for k, v in header.items() if k != "__metadata__"]
+        end = _laid_end_to_end(ranges)
     except CheckpointError as exc:
         raise CheckpointError(f"{where}: {exc}") from None
-    end = max(ends, default=0)
     if end > MAX_WEIGHTS:
         raise CheckpointError(
             f"{where}: its header places tensor bytes {end:,} bytes in; no checkpoint file "
