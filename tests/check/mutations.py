@@ -185,6 +185,27 @@ GATEWAY_MUTATIONS: tuple[Mutation, ...] = (
         "qwen38-27b-dual-max (registry/profiles/qwen38-27b-dual-max.yaml:14)",
     ),
     Mutation(
+        name="gateway-member-retired",
+        rule="gateway-routes",
+        file=GATEWAY,
+        line="- profile: deckard40b-dual-mtp",
+        apply=replace(DECKARD, "\nstatus: production\n", "\nstatus: retired\n"),
+        message="deckard40b-dual-mtp is retired: the gateway would route to a server that is no "
+        "longer served",
+    ),
+    Mutation(
+        name="gateway-member-host-no-address",
+        rule="schema",
+        file=GATEWAY,
+        line="host: 999.999.999.999",
+        apply=replace(
+            GATEWAY,
+            "  - profile: deckard40b-dual-mtp\n",
+            "  - profile: deckard40b-dual-mtp\n    host: 999.999.999.999\n",
+        ),
+        message="'999.999.999.999' is neither a host name nor an IPv4 address (a.b.c.d, 0-255)",
+    ),
+    Mutation(
         name="served-name-an-engine-drops",
         rule="served-names",
         file=DECKARD,
@@ -785,5 +806,48 @@ MUTATIONS: tuple[Mutation, ...] = (
         ),
         message="profile(s) cannot load their weights on a cluster",
         severity="warning",
+    ),
+    Mutation(
+        name="evidence-speed-past-the-physical-bound",
+        rule="evidence-bound",
+        file=DUAL_FAST,
+        line="decode_tps_narrative: 4321",
+        apply=replace(DUAL_FAST, "decode_tps_narrative: 74.9", "decode_tps_narrative: 4321"),
+        message="decode_tps_narrative 4,321.0 tok/s is past the physical bound of 1,377 tok/s "
+        "(3.14x it) for 2x NVIDIA GeForce RTX 3090: 1,872 GB/s of memory bandwidth over",
+    ),
+    Mutation(
+        name="evidence-prefill-past-the-physical-bound",
+        rule="evidence-bound",
+        file=DUAL_FAST,
+        line="tokens_per_s: 178000}",
+        apply=replace(DUAL_FAST, "tokens_per_s: 1780}", "tokens_per_s: 178000}"),
+        message="prefill at 10,000 tokens 178,000.0 tok/s is past the physical bound of 8,313 "
+        "tok/s (21.41x it) for 2x NVIDIA GeForce RTX 3090: 284 dense fp16 tensor TFLOPS",
+    ),
+    Mutation(
+        name="evidence-source-with-a-password",
+        rule="evidence-source",
+        file=DUAL_FAST,
+        line="http://bob:hunter2@10.0.0.7:8000",
+        apply=replace(
+            DUAL_FAST,
+            'source: "club-3090 BENCHMARKS.md@4a29ab57 line 358"',
+            'source: "profilegen bench http://bob:hunter2@10.0.0.7:8000?api_key=k: bench"',
+        ),
+        message="the source holds a URL with user information and the query's api_key=: a "
+        "credential must not be published",
+    ),
+    Mutation(
+        name="evidence-without-a-rig",
+        rule="schema",
+        file=DUAL_FAST,
+        line='origin: {file: BENCHMARKS.md, rev: "4a29ab57", line: 358}',
+        apply=replace(
+            DUAL_FAST,
+            'line: 358}\n    date: "2026-08-20"\n    rig: "2x3090-pcie"\n',
+            'line: 358}\n    date: "2026-08-20"\n',
+        ),
+        message="rig",
     ),
 )

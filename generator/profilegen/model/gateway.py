@@ -4,15 +4,32 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import AfterValidator, Field, StringConstraints, model_validator
 
 from .common import Id, ServedName, Strict, Text
 from .profile import IpAddress
 
 Port = Annotated[int, Field(ge=1, le=65535)]
+
+
+def _dotted_quad(host: str) -> str:
+    """A name whose last label is all digits is an IPv4 address (no DNS name ends in a
+    number), so its four parts must each be 0 to 255."""
+    labels = host.split(".")
+    if labels[-1].isdigit() and not (
+        len(labels) == 4 and all(x.isdigit() and int(x) <= 255 for x in labels)
+    ):
+        raise ValueError(f"{host!r} is neither a host name nor an IPv4 address (a.b.c.d, 0-255)")
+    if any(not label for label in labels):
+        raise ValueError(f"{host!r} has an empty label (two dots in a row)")
+    return host
+
+
 # A DNS name or an IPv4 address: it becomes the host part of an http:// URL.
 Hostname = Annotated[
-    str, StringConstraints(pattern=r"^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$")
+    str,
+    StringConstraints(pattern=r"^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$"),
+    AfterValidator(_dotted_quad),
 ]
 ImageName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._/-]*[a-z0-9]$")]
 ImageTag = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")]

@@ -151,6 +151,15 @@ class _Planner:
                 )
                 continue
             seen[member.profile] = i
+            if profile.status == "retired":
+                self.add(
+                    ROUTES_RULE,
+                    self.at(i, ("profile",), ()),
+                    f"{member.profile} is retired: the gateway would route to a server that is "
+                    "no longer served",
+                    hint="take it out of the gateway, or give the profile another status",
+                )
+                continue
             yield i, member, profile
 
     def member_routes(self, i: int, member: GatewayMember, profile: Profile) -> None:
