@@ -206,6 +206,15 @@ GATEWAY_MUTATIONS: tuple[Mutation, ...] = (
         message="'999.999.999.999' is neither a host name nor an IPv4 address (a.b.c.d, 0-255)",
     ),
     Mutation(
+        name="engine-in-service-without-its-facts-file",
+        rule="engine-facts-file",
+        file="registry/engines/llama.cpp-b10236.yaml",
+        line="id: llama.cpp-b10236",
+        apply=delete("registry/engines/facts/llama.cpp-b10236.json"),
+        message="llama.cpp-b10236 has no facts file: what its profiles pass is not checked "
+        "against its release (",
+    ),
+    Mutation(
         name="served-name-an-engine-drops",
         rule="served-names",
         file=DECKARD,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -56,6 +57,10 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = build_base(tmp_path_factory.mktemp("fourth") / "root")
     (root / "registry/engines/tinyserve-1.0.yaml").write_text(ENGINE)
     (root / "registry/profiles/tiny-tinyserve.yaml").write_text(PROFILE)
+    # A family with no release on the package index says so: an engine in service without
+    # a facts file is an error (nothing its profiles pass would be judged).
+    facts = {"engine": "tinyserve-1.0", "none": "a test server with no public release", "schema": 1}
+    (root / "registry/engines/facts/tinyserve-1.0.json").write_text(json.dumps(facts))
     template = root / "templates/entrypoint/engines/tinyserve.sh.j2"
     template.parent.mkdir(parents=True)
     template.write_text(TEMPLATE)

@@ -19,18 +19,28 @@ from .catalogue import fact_path
 @rule(
     "engine-facts-file",
     "every engine entry has a facts file from its real release, or says why it has none",
-    Severity.WARNING,
 )
 def facts_files(ctx: CheckContext) -> Iterator[Finding]:
     reg = ctx.registry
+    serving: dict[str, list[str]] = {}
+    for p in reg.concrete_profiles():
+        if p.status != "retired":
+            serving.setdefault(p.engine, []).append(p.id)
     for engine_id in sorted(reg.engines):
-        if engine_id not in reg.facts:
-            yield ctx.report(
-                reg.where("engines", engine_id, ("id",)),
-                f"{engine_id} has no facts file: what its profiles pass is not checked against "
-                "its release",
-                hint=f"profilegen engine facts {engine_id} (or --none REASON)",
-            )
+        if engine_id in reg.facts:
+            continue
+        users = serving.get(engine_id, [])
+        # Without its facts nothing its profiles pass is judged: a deleted file must not turn
+        # every check of an engine in service into one quiet warning.
+        many = f" and {len(users) - 3} more" if len(users) > 3 else ""
+        yield ctx.report(
+            reg.where("engines", engine_id, ("id",)),
+            f"{engine_id} has no facts file: what its profiles pass is not checked against "
+            "its release"
+            + (f" ({len(users)} in service: {', '.join(users[:3])}{many})" if users else ""),
+            hint=f"profilegen engine facts {engine_id} (or --none REASON)",
+            severity=Severity.ERROR if users else Severity.WARNING,
+        )
     for engine_id in sorted(set(reg.facts) - set(reg.engines)):
         yield ctx.report(
             reg.where("facts", engine_id),
