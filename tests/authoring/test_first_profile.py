@@ -120,25 +120,28 @@ def dense(repo: Path, hub: FakeHub, invoke: Invoke) -> str:
     return "dense-8b"
 
 
-def test_a_vllm_first_profile_takes_the_kv_dtype_the_default_backend_takes(
+def test_a_vllm_first_profile_takes_the_kv_dtype_the_backend_vllm_picks_takes(
     repo: Path, dense: str, invoke: Invoke
 ) -> None:
+    # No backend named: vLLM tries FLASH_ATTN first, which takes no fp8 on sm 8.6, and
+    # serves fp8 with FLASHINFER; check and fit judge it the same way (model/kv_backends.py).
     run = invoke("new", NEW, "--model", dense, "--rig", "1x3090")
     assert run.code == 0, run.text
     assert (
-        "  kv_cache_dtype unset: vllm's default (the model's dtype); FLASH_ATTN, the default "
-        "backend on NVIDIA GeForce RTX 3090, does not take fp8_e4m3 (it would need FLASHINFER "
-        "or TRITON_ATTN)"
+        "  kv_cache_dtype fp8_e4m3: the most compact KV dtype vllm-v0.27.1 and NVIDIA GeForce "
+        "RTX 3090 take; vllm serves it with FLASHINFER (FLASH_ATTN, tried first on NVIDIA "
+        "GeForce RTX 3090, does not take fp8_e4m3)"
     ) in run.out.splitlines()
     envelope = load(repo / PROFILE)["envelope"]
     assert isinstance(envelope, dict)
+    assert envelope["kv_cache_dtype"] == "fp8_e4m3"
+    assert "hw-kv-dtype" not in invoke("check").text  # check agrees
     context = envelope["max_model_len"]
     assert context % 1024 == 0 and 4096 <= context < 131072
     # The largest that fits: one step more does not.
     assert invoke("fit", NEW).code == 0
     assert invoke("fit", NEW, "--max-model-len", str(context + 1024)).code == 1
-    # On a 5090 pair fp8 KV goes through the default backend? Not on Blackwell either: the
-    # GPU table decides, so the choice names the same reason.
+    # The same profile on a pair of 3090s: the same judge, the same choice.
     run = invoke(
         "new",
         f"{NEW}-2",

@@ -20,6 +20,7 @@ from ..fit.predict import FitOptions, FitResult, fit_profile, read_lock_or_none
 from ..fit.rigs import find_registry_rig
 from ..model import Profile
 from ..model.engine import Engine
+from ..model.kv_backends import kv_dtype_decision
 from ..model.model import Model
 from ..registry import Registry
 from .words import TODO_BEST_FOR
@@ -86,30 +87,25 @@ def _tp(registry: Registry, model: Model, engine: Engine, rig_count: int) -> int
 
 
 def _kv_choice(registry: Registry, engine: Engine, rig_gpu: str) -> tuple[str | None, str]:
-    """The most compact KV dtype the engine knows and the GPU's default backend takes."""
+    """The most compact KV dtype the container takes on the rig's GPU with the backend the
+    engine picks (model/kv_backends.py judges, as for fit, check and the entrypoint)."""
     gpu = registry.gpus[rig_gpu]
-    backends = gpu.kv_dtypes_by_backend
-    default_backend = next(iter(backends), None)
-    refused: list[str] = []
     kin = family(engine.kind)
     for choice in kin.first_kv_dtypes:
         if choice is None:
             break
-        if engine.kv_cache_dtypes and choice not in engine.kv_cache_dtypes:
+        decision = kv_dtype_decision(engine, gpu, choice, None)
+        if not decision.ok:
             continue
-        takes = backends[default_backend] if default_backend is not None else [choice]
-        if kin.kv_by_attention_backend and choice not in takes:
-            refused.append(choice)
-            continue
-        return choice, f"the most compact KV dtype {engine.id} and {gpu.name} take"
-    why = f"{engine.kind}'s default (the model's dtype)"
-    if refused:
-        others = [b for b, dtypes in backends.items() if refused[0] in dtypes]
-        why += (
-            f"; {default_backend}, the default backend on {gpu.name}, does not take "
-            f"{refused[0]} (it would need {' or '.join(others) or 'another backend'})"
-        )
-    return None, why
+        why = f"the most compact KV dtype {engine.id} and {gpu.name} take"
+        first = next(iter(gpu.kv_dtypes_by_backend), None)
+        if decision.backend is not None and first is not None and decision.backend != first:
+            why += (
+                f"; {engine.kind} serves it with {decision.backend} ({first}, tried first "
+                f"on {gpu.name}, does not take {choice})"
+            )
+        return choice, why
+    return None, f"{engine.kind}'s default (the model's dtype)"
 
 
 def _base(

@@ -68,7 +68,7 @@ def cached(requirement: str, source: bool = False) -> Artifact | None:
     """The artifact already downloaded for `requirement`, or None (never the network)."""
     index = _index_file(requirement, source)
     try:
-        entry = json.loads(index.read_text(encoding="utf-8"))
+        entry = safejson.load_file(index, 4096)
         path = releases_dir() / "blobs" / entry["sha256"] / entry["name"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -168,6 +168,12 @@ def requirements_of(python: Path, dist: str) -> list[str]:
 def run_probe(python: Path, probe: Path, args: Sequence[str] = ()) -> str:
     """Runs a probe script with the environment's Python; its stdout."""
     return _run([str(python), str(probe), *args], f"read the release with {probe.name}")
+
+
+def run_pip(python: Path, args: Sequence[str], what: str) -> str:
+    """`python -m pip ARGS` in an environment built elsewhere (an engine's own environment,
+    `releases/vllm_env.py`): its stdout, or a ReleaseError saying what could not be done."""
+    return _pip(list(args), what, python=python)
 
 
 def _pip(args: list[str], what: str, python: Path | None = None, install: bool = False) -> str:

@@ -68,6 +68,9 @@ class Target:
     weights_bytes: int | None = None  # what-if: the weights' size instead of the artifact's
     backend: str = "cuda"  # llama.cpp: where its graph runs
     mmproj: bool = True  # the profile's vision projector is loaded
+    # Why the container refuses to boot at these settings (its guards: the KV dtype its
+    # attention backend takes, the rig's utilization cap): fit never says FITS then.
+    refused: tuple[str, ...] = ()
 
 
 def _locked_total(artifact: Artifact, key: str, lock: Lock | None) -> int | None:

@@ -119,6 +119,8 @@ class FitResult:
     cards: list[str] = field(default_factory=list)  # the GPU of every card of the rig
     # Terms the prediction leaves out, named (the pool is high by each of them).
     unmodelled: list[Unmodelled] = field(default_factory=list)
+    # Why the container refuses to boot at these settings (then `fits` is False).
+    refused: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -8,6 +8,7 @@ from ..errors import UsageError, suggest
 from ..families import family, fit_model, kinds
 from ..lockfile.lock import Lock, LockError, read_lock
 from ..model import Engine, Gpu, Profile, Rig
+from ..model.kv_backends import kv_dtype_decision
 from ..model.model import Architecture, Artifact
 from ..model.profile import Envelope
 from ..registry import Registry
@@ -201,15 +202,25 @@ def _labels(model: str) -> str:
     return " and ".join(family(k).label for k in kinds() if fit_model(k) == model) + " profiles"
 
 
-def _policy(env: Envelope, rig: Rig, notes: list[str]) -> bool:
+def _policy(env: Envelope, rig: Rig) -> str | None:
+    """Why the rig's guard refuses the utilization (None: within its policy)."""
     util, cap = env.gpu_memory_utilization, rig.policy.max_gpu_memory_utilization
-    within = not (util is not None and cap is not None and util > cap)
-    if not within:
-        notes.append(
-            f"util {util} exceeds rig {rig.id}'s policy of {cap}"
-            + (f" ({rig.policy.reason})" if rig.policy.reason else "")
-        )
-    return within
+    if util is None or cap is None or util <= cap:
+        return None
+    why = f" ({rig.policy.reason})" if rig.policy.reason else ""
+    return f"gpu_memory_utilization {util} exceeds rig {rig.id}'s cap of {cap}{why}"
+
+
+def _refusals(entry: Engine, env: Envelope, gpus: tuple[Gpu, ...], rig: Rig) -> list[str]:
+    """What the container's guards refuse at these settings (model/kv_backends.py judges
+    the KV dtype on every card; the rig's utilization cap is the other guard)."""
+    out: list[str] = []
+    for gpu in {g.id: g for g in gpus}.values():
+        decision = kv_dtype_decision(entry, gpu, env.kv_cache_dtype, env.attention_backend)
+        if not decision.ok:
+            out.append(decision.reason)
+    over = _policy(env, rig)
+    return [*out, over] if over else out
 
 
 def retarget(
@@ -234,16 +245,17 @@ def retarget(
             f"max_model_len {env.max_model_len:,} exceeds the model's "
             f"{arch.max_position_embeddings:,}; vLLM refuses it without an override"
         )
-    within = _policy(env, rig, notes)
+    within = _policy(env, rig) is None
     gpus = tuple(rig_gpus(registry, rig))
     gpu: Gpu = registry.gpus[rig.gpu]
+    refused = _refusals(entry, env, gpus or (gpu,), rig)
     spec_n = _spec_n(registry, profile, opts.spec_n)
     weights = opts.weights or profile.weights
     return Target(
         profile, rig, gpu, engine, env, weights, spec_n, capped, within, tuple(notes),
         engine_entry=entry, gpus=gpus, constants=opts.constants,
         weights_bytes=opts.weights_bytes, backend=opts.backend or "cuda",
-        mmproj=opts.mmproj is not False,
+        mmproj=opts.mmproj is not False, refused=tuple(refused),
     )  # fmt: skip
 
 

@@ -129,6 +129,8 @@ def format_evidence(
 
 
 def _verdict(r: FitResult) -> str:
+    if r.refused:
+        return "REFUSED: the container will not boot: " + "; ".join(r.refused)
     if r.fits:
         return f"FITS, {r.headroom_tokens:,} tokens of headroom"
     if fit_model(r.engine) != "layer-split" and not r.boots:

@@ -43,7 +43,8 @@ def _result(t: Target, weights_bytes: int, **values: Any) -> FitResult:
         engine_id=entry.id if entry else "",
         engine_version=entry.version if entry else None,
         cards=[g.id for g in t.gpus],
-        **values,
+        refused=list(t.refused),
+        **{**values, "fits": values["fits"] and not t.refused},
     )
 
 

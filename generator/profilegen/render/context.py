@@ -14,6 +14,7 @@ from ..errors import ProfilegenError, printable
 from ..families import family
 from ..model import Profile
 from ..model.common import EnvFrom
+from ..model.kv_backends import accepted_dtypes
 from ..registry import Registry
 from .command import Arg, Var
 from .manifest import build_manifest
@@ -137,6 +138,16 @@ class Context:
         }
         self.manifest = build_manifest(registry, profile)
         self.container_name = container_name(registry, profile)
+
+    @cached_property
+    def kv_backends(self) -> dict[str, list[str]]:
+        """What the entrypoint's KV guard checks: each attention backend of the GPU, and ""
+        (none named: the engine picks one), with the KV dtypes the container takes with it.
+        Empty where the engine's backends do not limit the dtype (model/kv_backends.py)."""
+        if not self.family.kv_by_attention_backend or not self.gpu.kv_dtypes_by_backend:
+            return {}
+        names = [*self.gpu.kv_dtypes_by_backend, None]
+        return {n or "": list(accepted_dtypes(self.engine, self.gpu, n)) for n in names}
 
     @cached_property
     def api_key(self) -> ApiKey:

@@ -8,6 +8,7 @@ from ...errors import Finding, Value
 from ...families import family
 from ...model import Profile, Rig
 from ...model.common import Requirements
+from ...model.kv_backends import kv_dtype_decision
 from ...model.model import Architecture
 from .base import CheckContext, rule
 
@@ -87,22 +88,23 @@ def kv_dtype(ctx: CheckContext) -> Iterator[Finding]:
         env = p.envelope
         engine = reg.engines[p.engine]
         gpu = reg.gpus[reg.rigs[p.rig].gpu]
-        known = engine.kv_cache_dtypes
-        if known and env.kv_cache_dtype is not None and env.kv_cache_dtype not in known:
+        # One judge (model/kv_backends.py): fit, new, explain and the entrypoint ask it too.
+        decision = kv_dtype_decision(engine, gpu, env.kv_cache_dtype, env.attention_backend)
+        if decision.ok:
+            continue
+        if env.kv_cache_dtype is not None and env.kv_cache_dtype not in engine.kv_cache_dtypes:
             yield ctx.report(
                 _at(ctx, p, "envelope", "kv_cache_dtype"),
                 f"{engine.kind} does not know KV dtype {env.kv_cache_dtype!r}",
                 hint="one of " + ", ".join(engine.kv_cache_dtypes),
             )
             continue
-        backend = env.attention_backend
-        accepted = gpu.kv_dtypes_by_backend.get(backend or "")
-        if backend and accepted is not None and (env.kv_cache_dtype or "auto") not in accepted:
-            yield ctx.report(
-                _own(ctx, p, ("envelope", "kv_cache_dtype"), ("envelope", "attention_backend")),
-                f"{p.id}: {backend} on {gpu.name} (sm {gpu.sm}) does not take {env.kv_cache_dtype} KV",
-                hint=f"{backend} takes {', '.join(accepted)}; fp8 KV needs another backend",
-            )
+        named = ("envelope", "attention_backend") if env.attention_backend else ()
+        yield ctx.report(
+            _own(ctx, p, ("envelope", "kv_cache_dtype"), *([named] if named else [])),
+            f"{p.id}: {decision.reason}",
+            hint="use a KV dtype it takes, or name an attention backend that takes this one",
+        )
 
 
 def _requirement_problems(req: Requirements, p: Profile, engine_kind: str) -> list[tuple[str, str]]:
