@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, StringConstraints, model_validator
 
+from .advice import Exposure, Recommendation, Source
 from .common import (
     ComposeLiteral,
     EnvName,
@@ -297,6 +298,14 @@ class Profile(Strict):
     # Headline text for the header block; facts come from the fields above.
     template_note: Text | None = None
     best_for: Text | None = None
+    # Where best_for was read (unset: a maintainer's own words, which `check` asks a source for).
+    best_for_source: Source | None = None
+    # Known engine bugs the profile runs into. Unset: not stated (`check` warns); an empty list:
+    # none known, as exposures_source says (the file that states its risks and names none).
+    exposures: list[Exposure] | None = None
+    exposures_source: Source | None = None
+    # Picks, quality figures and warnings about the profile, each with its source.
+    recommendations: list[Recommendation] = Field(default_factory=list)
     caveats: list[Text] = Field(default_factory=list)
     siblings: list[Id] = Field(default_factory=list)
     deviations: list[Deviation] = Field(default_factory=list)

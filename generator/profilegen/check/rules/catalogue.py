@@ -218,3 +218,43 @@ def fact_path(p: Profile, fact: str) -> tuple[str | int, ...]:
         if name in type(getattr(p, section)).model_fields:
             return (section, name)
     return ("engine",)
+
+
+@rule(
+    "advice",
+    "live profiles say what they are best for and which known engine bugs they run into, "
+    "each with where it was read",
+    severity=Severity.WARNING,
+    kind="wording",
+)
+def advice(ctx: CheckContext) -> Iterator[Finding]:
+    for p in ctx.registry.concrete_profiles():
+        if p.status == "retired":
+            continue
+        if not p.best_for:
+            yield ctx.report(
+                ctx.at(p.id, "id"),
+                f"{p.id} does not say what it is best for",
+                hint="add best_for (a use, in a few words) and best_for_source "
+                "({file, line, rev}: where it was read)",
+            )
+        elif p.best_for_source is None:
+            yield ctx.report(
+                ctx.at(p.id, "best_for"),
+                "best_for does not say where it was read",
+                hint="add best_for_source: {file, line, rev} (rev: the upstream revision; "
+                "none for a file of this repository)",
+            )
+        if p.exposures is None:
+            yield ctx.report(
+                ctx.at(p.id, "id"),
+                f"{p.id} does not state its known exposures (engine bugs it runs into)",
+                hint="add exposures: [{issue, effect, mitigation, source}], or `exposures: []` "
+                "with exposures_source naming the file that states none",
+            )
+        elif not p.exposures and p.exposures_source is None:
+            yield ctx.report(
+                ctx.at(p.id, "exposures"),
+                "exposures is empty but no exposures_source says none are known",
+                hint="add exposures_source: {file, line, rev}",
+            )
