@@ -38,6 +38,13 @@ def test_markdown_cells_cannot_break_a_table() -> None:
     assert md_cell(None) == "-"
 
 
+def test_markdown_cells_hold_no_live_link_or_image() -> None:
+    """A title arrives by pull request: `[x](url)` or `![x](url)` is shown as written."""
+    assert md_cell("Fast [click](https://evil.example) ![i](https://t.example/p.png)") == (
+        r"Fast \[click\](https://evil.example) !\[i\](https://t.example/p.png)"
+    )
+
+
 def test_stale_catalog_fails_check(repo: Path, pristine: Path, invoke: Invoke) -> None:
     catalog = repo / "docs" / "CATALOG.md"
     lines = catalog.read_text().splitlines(keepends=True)

@@ -220,11 +220,12 @@ def benchmark_rows(registry: Registry, model_id: str) -> list[dict[str, Any]]:
 
 # -- rendering ----------------------------------------------------------------------------------
 
-_MD_SPECIAL = re.compile(r"([\\|<>`])")
+_MD_SPECIAL = re.compile(r"([\\|<>`[\]])")
 
 
 def md_cell(value: object) -> str:
-    """Registry text inside a Markdown table: no cell breaks, no HTML, one line."""
+    """Registry text inside a Markdown table: no cell breaks, no HTML, no links or images
+    (`[x](url)`, `![x](url)` shown as written), one line."""
     if value is None:
         return "-"
     text = printable(" ".join(str(value).split()))
