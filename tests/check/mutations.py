@@ -851,12 +851,36 @@ MUTATIONS: tuple[Mutation, ...] = (
         name="evidence-without-a-rig",
         rule="schema",
         file=DUAL_FAST,
-        line='origin: {file: BENCHMARKS.md, rev: "4a29ab57", line: 358}',
+        line='source: "club-3090 BENCHMARKS.md@4a29ab57 line 358"',
         apply=replace(
             DUAL_FAST,
             'line: 358}\n    date: "2026-08-20"\n    rig: "2x3090-pcie"\n',
             'line: 358}\n    date: "2026-08-20"\n',
         ),
-        message="rig",
+        message="missing required key 'rig' in evidence.4",
+    ),
+    Mutation(
+        name="evidence-without-a-date",
+        rule="schema",
+        file=DUAL_FAST,
+        line='source: "club-3090 BENCHMARKS.md@4a29ab57 line 358"',
+        apply=replace(
+            DUAL_FAST,
+            'line: 358}\n    date: "2026-08-20"\n    rig: "2x3090-pcie"\n',
+            'line: 358}\n    rig: "2x3090-pcie"\n',
+        ),
+        message="missing required key 'date' in evidence.4",
+    ),
+    Mutation(
+        name="evidence-without-a-source",
+        rule="schema",
+        file=DUAL_FAST,
+        line='origin: {file: BENCHMARKS.md, rev: "4a29ab57", line: 358}',
+        apply=replace(
+            DUAL_FAST,
+            '  - source: "club-3090 BENCHMARKS.md@4a29ab57 line 358"\n    origin:',
+            "  - origin:",
+        ),
+        message="missing required key 'source' in evidence.4",
     ),
 )

@@ -17,6 +17,9 @@ class Gpu(Strict):
     sm: Annotated[str, StringConstraints(pattern=r"^[0-9]+\.[0-9]+$")]
     vram: Size
     memory_bandwidth_gbps: Annotated[float, Field(gt=0)] | None = None
+    # Peak dense FP16 tensor throughput (FP16 accumulate, no sparsity): with the bandwidth,
+    # the ceiling a measured speed is held to (docs/EVIDENCE.md).
+    dense_fp16_tflops: Annotated[float, Field(gt=0)] | None = None
     # Which KV-cache dtypes each attention backend accepts on this GPU: a hardware
     # rule kept as data (e.g. on sm 8.6 FLASH_ATTN takes only bf16/fp16 KV).
     kv_dtypes_by_backend: dict[

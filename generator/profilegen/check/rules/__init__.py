@@ -14,6 +14,7 @@ def load_rules() -> list[Rule]:
         disk,
         docs,
         environment,
+        evidence,
         explain,
         facts,
         fit,
