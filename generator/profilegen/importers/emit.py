@@ -9,6 +9,8 @@ from typing import Any
 from ..render.quoting import yaml_string
 
 FLOW_WIDTH = 96
+# Mappings written on one line whatever their length, by the key they are under.
+FLOW_KEYS = {"profiles": frozenset({"source", "best_for_source", "exposures_source"})}
 # How a key path's value is laid out: "flow" (one line) or "block".
 Styles = Mapping[tuple[str, ...], str]
 SCHEMAS = {
@@ -30,7 +32,7 @@ def document(
     length; "block": on lines of its own)."""
     lines = [f"# yaml-language-server: $schema=../../schema/{SCHEMAS[kind]}.schema.json"]
     lines += [f"# {line}" if line else "#" for line in header]
-    lines += _mapping(data, 0, (), styles or {})
+    lines += _mapping(data, 0, (), styles or {}, FLOW_KEYS.get(kind, frozenset()))
     return "\n".join(lines) + "\n"
 
 
@@ -64,20 +66,27 @@ def _flow(value: Any, width: float = FLOW_WIDTH) -> str | None:
     return text if len(text) <= width else None
 
 
-def _mapping(data: dict[str, Any], indent: int, path: tuple[str, ...], keep: Styles) -> list[str]:
+def _mapping(
+    data: dict[str, Any],
+    indent: int,
+    path: tuple[str, ...],
+    keep: Styles,
+    flow_keys: frozenset[str] = frozenset(),
+) -> list[str]:
     pad = " " * indent
     lines = []
     for key, value in data.items():
         here = (*path, str(key))
-        flow = _flow_or_none(value, keep.get(here), top=indent == 0)
+        style = keep.get(here) or ("flow" if key in flow_keys and isinstance(value, dict) else None)
+        flow = _flow_or_none(value, style, top=indent == 0)
         if flow is not None:
             lines.append(f"{pad}{scalar(key)}: {flow}")
         elif isinstance(value, dict):
             lines.append(f"{pad}{scalar(key)}:")
-            lines += _mapping(value, indent + 2, here, keep)
+            lines += _mapping(value, indent + 2, here, keep, flow_keys)
         else:
             lines.append(f"{pad}{scalar(key)}:")
-            lines += _sequence(value, indent + 2, here, keep)
+            lines += _sequence(value, indent + 2, here, keep, flow_keys)
     return lines
 
 
@@ -95,7 +104,13 @@ def _flow_or_none(value: Any, style: str | None, top: bool = False) -> str | Non
     return _flow(value)
 
 
-def _sequence(items: list[Any], indent: int, path: tuple[str, ...], keep: Styles) -> list[str]:
+def _sequence(
+    items: list[Any],
+    indent: int,
+    path: tuple[str, ...],
+    keep: Styles,
+    flow_keys: frozenset[str] = frozenset(),
+) -> list[str]:
     pad = " " * indent
     lines = []
     for item in items:
@@ -107,9 +122,9 @@ def _sequence(items: list[Any], indent: int, path: tuple[str, ...], keep: Styles
         if flow is not None:
             lines.append(f"{pad}- {flow}")
         elif isinstance(item, dict):
-            inner = _mapping(item, indent + 2, here, keep)
+            inner = _mapping(item, indent + 2, here, keep, flow_keys)
             lines.append(f"{pad}- {inner[0].lstrip()}")
             lines += inner[1:]
         else:
-            lines += [f"{pad}-"] + _sequence(item, indent + 2, path, keep)
+            lines += [f"{pad}-"] + _sequence(item, indent + 2, path, keep, flow_keys)
     return lines

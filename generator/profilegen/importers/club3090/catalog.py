@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +23,8 @@ class Entry:
 
     key: str
     fields: dict[str, Any] = field(default_factory=dict)
+    # The line of the catalogue file each field is written on (where it could be found).
+    lines: dict[str, int] = field(default_factory=dict)
 
     def get(self, name: str, default: Any = None) -> Any:
         value = self.fields.get(name, default)
@@ -36,7 +39,7 @@ def read_catalog(tree: Tree) -> tuple[str, list[Entry]]:
     """(where it was read from, the entries in catalogue order)."""
     text = tree.text(REGISTRY_YAML)
     if text is not None:
-        return REGISTRY_YAML, _from_yaml(text)
+        return REGISTRY_YAML, _with_lines(_from_yaml(text), text)
     source = tree.text(REGISTRY_PY)
     if source is not None:
         return REGISTRY_PY, _from_python(source)
@@ -61,6 +64,24 @@ def _from_yaml(text: str) -> list[Entry]:
     return out
 
 
+_ENTRY_KEY = re.compile(r"^  (?P<key>\"[^\"]+\"|'[^']+'|[^\s#][^:]*):\s*(#.*)?$")
+_FIELD = re.compile(r"^    (?P<name>[a-z_][a-z0-9_]*):")
+
+
+def _with_lines(entries: list[Entry], text: str) -> list[Entry]:
+    """The entries with the line of each field, read from the file's block layout."""
+    lines: dict[str, dict[str, int]] = {}
+    current: dict[str, int] | None = None
+    for number, line in enumerate(text.splitlines(), 1):
+        if (m := _ENTRY_KEY.match(line)) is not None:
+            current = lines.setdefault(m["key"].strip("\"'"), {})
+        elif current is not None and (m := _FIELD.match(line)) is not None:
+            current.setdefault(m["name"], number)
+        elif line and not line.startswith((" ", "#")):
+            current = None
+    return [Entry(e.key, e.fields, lines.get(e.key, {})) for e in entries]
+
+
 def _from_python(source: str) -> list[Entry]:
     """`"key": _entry(field=literal, ...)` items of the registry dict, read with `ast`."""
     try:
@@ -77,7 +98,8 @@ def _from_python(source: str) -> list[Entry]:
             if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
                 continue
             if isinstance(value, ast.Call) and getattr(value.func, "id", None) == "_entry":
-                out[key.value] = Entry(key.value, _keywords(value))
+                lines = {kw.arg: kw.value.lineno for kw in value.keywords if kw.arg}
+                out[key.value] = Entry(key.value, _keywords(value), lines)
     if not out:
         raise UsageError(f'{REGISTRY_PY}: no `"key": _entry(...)` items found')
     return list(out.values())

@@ -32,8 +32,14 @@ def curated_profiles(root: Path) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for ident, profile in registry.profiles.items():
         data = profile.model_dump(mode="json", exclude_unset=True)
-        out[ident] = {k: data[k] for k in CURATED["profiles"] if k in data}
+        keys = (*CURATED["profiles"], *ADVICE)
+        out[ident] = {k: data[k] for k in keys if k in data}
     return out
+
+
+# What the import reads from the catalogue's pages about a profile (advice.py); a maintainer's
+# own entries (a source without a revision) survive a re-import beside the imported ones.
+ADVICE = ("best_for_source", "exposures", "exposures_source", "recommendations")
 
 
 def keep_curated(kind: str, new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
@@ -42,4 +48,34 @@ def keep_curated(kind: str, new: dict[str, Any], old: dict[str, Any]) -> dict[st
     for key in CURATED.get(kind, ()):
         if key in old:
             out[key] = old[key]
+    if kind == "profiles":
+        _keep_advice(out, new, old)
     return out
+
+
+def _keep_advice(out: dict[str, Any], new: dict[str, Any], old: dict[str, Any]) -> None:
+    """A kept best_for keeps its source; imported exposures and recommendations replace the
+    imported ones, a maintainer's stay; where the import says nothing, what is recorded stays."""
+    if "best_for" in old:
+        _set(out, "best_for_source", old.get("best_for_source"))
+    for key in ("exposures", "recommendations"):
+        own = [x for x in old.get(key) or [] if not _imported(x)]
+        if key not in new:
+            _set(out, key, old.get(key))
+        elif own:
+            out[key] = [*new[key], *(x for x in own if x not in new[key])]
+    if "exposures" not in new:
+        _set(out, "exposures_source", old.get("exposures_source"))
+    elif out.get("exposures"):
+        out.pop("exposures_source", None)
+
+
+def _imported(item: Any) -> bool:
+    return isinstance(item, dict) and bool((item.get("source") or {}).get("rev"))
+
+
+def _set(out: dict[str, Any], key: str, value: Any) -> None:
+    if value is None:
+        out.pop(key, None)
+    else:
+        out[key] = value

@@ -8,7 +8,8 @@ from typing import Any
 # Keys that describe one profile and are never moved into a base.
 OWN = frozenset({"id", "extends", "abstract", "upstream_key", "upstream_rev", "title", "status",
                  "port", "alternatives", "rig", "siblings", "evidence", "deviations", "caveats",
-                 "notes"})  # fmt: skip
+                 "notes", "best_for", "best_for_source", "exposures", "exposures_source",
+                 "recommendations"})  # fmt: skip
 NESTED = frozenset({"envelope", "serve", "runtime", "env", "mounts", "tunables", "switches"})
 
 

@@ -16,6 +16,7 @@ from ...registry import KINDS, file_model
 from ...units import UNIT_BYTES
 from ..emit import document
 from ..layout import carry_comments, styles
+from .advice import advise
 from .benchmarks import Landed, import_benchmarks, imported
 from .benchmarks import Registry as BenchRegistry
 from .build import Importer
@@ -67,6 +68,7 @@ def plan_import(root: Path, opts: ImportOptions) -> Plan:
     for entry in chosen:
         importer.add(entry)
     out = importer.finish()
+    advise(tree, where, entries, out)
     keep_artifact_ids(out, lambda ident: _existing(root / "registry" / "models" / f"{ident}.yaml"))
     landed = _benchmarks(tree, entries, out, root)
     resolved = curated_profiles(root)
