@@ -18,8 +18,11 @@ def command(obj: Context, profiles: tuple[str, ...], offline: bool, fmt: str) ->
     Every PROFILE (default: every profile with patches) has its own entrypoint run in a box
     laid out as its container, over a copy of its engine release's package at the image's
     path; every file a step changed is byte-compiled. The release is downloaded once and
-    cached (PROFILEGEN_CACHE): a second run needs no network. Exit 1 when a profile's patches
-    are refused, 2 when a source cannot be had.
+    cached (PROFILEGEN_CACHE): a second run needs no network. Every profile is named and
+    counted: one whose patch files or release source cannot be had (--offline: are not in the
+    cache) is not rehearsed, and so is one profilegen cannot rehearse (a compiled release).
+    Exit 1 when a profile's patches are refused; exit 2 when a profile's patch files or its
+    engine's source could not be had (its verdict is unknown), whatever else was found.
     """
     from ..facts.rehearsals import check_named, plan, report, run
 

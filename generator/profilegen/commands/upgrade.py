@@ -9,7 +9,12 @@ from .common import Command, Context, format_option, offline_option, pass_contex
 
 @click.command("upgrade", cls=Command, exit_1="the release would refuse a profile")
 @click.argument("engine_id")
-@click.option("--to", "version", required=True, help="The release to move to (0.33.0).")
+@click.option(
+    "--to",
+    "version",
+    required=True,
+    help="The release to move to, as the engine ids spell it (0.33.0, v0.33.0, b11434).",
+)
 @format_option()
 @offline_option("use only releases already in the cache")
 @click.option("--write", is_flag=True, help="Add the new engine entry and its facts; nothing else.")
@@ -22,13 +27,16 @@ def command(
     Flags, values, JSON keys and variables its release does not take, patches that no longer
     apply (and patches whose marker the release already carries), and release defaults that
     size memory which moved. A maintainer command: the release is downloaded once and cached.
-    Exit 1 when a profile would be refused.
+    A profile whose patch files (or the release's source) cannot be had is listed as not
+    rehearsed, never as ok. Exit 1 when a profile would be refused; exit 2 when a profile's
+    patches could not be rehearsed (its verdict is incomplete), whatever else was found.
     """
     from ..facts.engine import build_facts, engine_entry
-    from ..facts.upgrade import compare, new_engine_id, report, write_entry
+    from ..facts.upgrade import compare, new_engine_id, release_version, report, write_entry
 
     registry = obj.registry()
     engine = engine_entry(registry, engine_id)
+    version = release_version(version)
     click.echo(f"reading {engine.kind} {version}…", err=True)
     new_id = new_engine_id(engine, version)
     new = build_facts(engine, version=version, offline=offline, new_id=new_id)

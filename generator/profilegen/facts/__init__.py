@@ -7,5 +7,5 @@ probes their release's own Python runs), the facts file writer, the judge of an 
 line against facts (`judge.py`), the patch rehearsal on a release's source (`rehearse.py`) and
 the upgrade report (`upgrade.py`).
 May import: `errors`, `resources`, `write`, `cache`, `model`, `registry`, `render`,
-`explain`, `sandbox`.
+`explain`, `sandbox`, `hub` (patch files: whether a profile's can all be had).
 """

@@ -8,12 +8,14 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from ..errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, UsageError
+from ..hub.patchfiles import MissingPatchFiles, collect_patch_files
+from ..model import Profile
 from ..model.facts import EngineFacts
 from ..registry import Registry, find_profile
 from ..render import Rendered, render_profile
 from ..render.manifest import manifest_bytes
 from .engine import FAMILIES
-from .rehearse import Rehearsal, patched, rehearse_profile
+from .rehearse import UNAVAILABLE, Rehearsal, patched, rehearse_profile
 from .releases import ReleaseError
 from .sources import tree
 
@@ -63,7 +65,8 @@ def run(
     facts_for: Callable[[str], EngineFacts] | None = None,
     keep_going: bool = False,
 ) -> tuple[list[Rehearsal], list[str]]:
-    """Each planned profile rehearsed; engines whose source cannot be had are listed."""
+    """Each planned profile rehearsed; engines whose source cannot be had are listed, and each
+    of their profiles is a rehearsal that says so (never left out of the count)."""
     results: list[Rehearsal] = []
     unavailable = []
     for engine_id, ids in sorted(work.by_engine.items()):
@@ -73,13 +76,15 @@ def run(
             source = tree(facts, package, offline=offline)
         except ReleaseError as exc:
             unavailable.append(f"{engine_id}: cannot get its source: {exc}")
+            why = f"cannot get the source of {engine_id}: {exc}"
+            results += [Rehearsal(pid, engine_id, UNAVAILABLE, why) for pid in ids]
             continue
-        results += _same_chains_once(registry, ids, source, keep_going)
+        results += _same_chains_once(registry, ids, source, keep_going, offline)
     return results, unavailable
 
 
 def _same_chains_once(
-    registry: Registry, ids: list[str], source: Path, keep_going: bool
+    registry: Registry, ids: list[str], source: Path, keep_going: bool, offline: bool
 ) -> list[Rehearsal]:
     """Profiles whose patch chains are the same (files, steps, order, activation values) are
     one rehearsal, reported for each of them."""
@@ -90,9 +95,25 @@ def _same_chains_once(
         rendered = render_profile(registry, profile)
         key = _chain_key(registry, profile.id, rendered)
         if key not in seen:
-            seen[key] = rehearse_profile(registry, profile, rendered, source, keep_going)
+            missing = missing_patch_files(registry, profile, offline)
+            seen[key] = (
+                Rehearsal(pid, profile.engine, UNAVAILABLE, missing)
+                if missing
+                else rehearse_profile(registry, profile, rendered, source, keep_going)
+            )
         out.append(replace(seen[key], profile=pid))
     return out
+
+
+def missing_patch_files(registry: Registry, profile: Profile, offline: bool) -> str | None:
+    """Why the profile's patch files cannot all be had (vendored, cached or, online,
+    downloaded), in one line naming each file; None when every one is here."""
+    try:
+        collect_patch_files(registry, list(profile.patches), offline=offline)
+    except MissingPatchFiles as exc:
+        files = "; ".join(f"{m.patch}/{m.path}: {m.reason}" for m in exc.missing)
+        return f"cannot get its patch files ({files})"
+    return None
 
 
 def _chain_key(registry: Registry, pid: str, rendered: Rendered) -> str:
@@ -111,24 +132,40 @@ def _chain_key(registry: Registry, pid: str, rendered: Rendered) -> str:
 def report(
     results: Iterable[Rehearsal], skipped: list[Rehearsal], unavailable: list[str], fmt: str
 ) -> tuple[str, int]:
-    """The report text and the exit code: 1 when a profile is refused, 2 when a named profile
-    or an engine's source could not be rehearsed."""
+    """The report text and the exit code: 2 when a profile's patch files or its engine's
+    source could not be had (its verdict is unknown), else 1 when a profile is refused."""
     done = sorted(results, key=lambda r: r.profile)
+    not_had = [r for r in done if r.verdict == UNAVAILABLE]
     if fmt == "json":
         rows = [asdict(r) for r in [*done, *skipped]]
-        text = json.dumps({"rehearsals": rows, "unavailable": unavailable}, indent=2)
+        data = {
+            "rehearsals": rows,
+            "unavailable": unavailable,
+            "not_rehearsed": [r.profile for r in [*not_had, *skipped]],
+        }
+        text = json.dumps(data, indent=2)
     else:
-        lines = [_line(r) for r in done] + [_line(r) for r in skipped] + unavailable
-        counts = {v: sum(r.verdict == v for r in done) for v in ("applies", "refused")}
-        lines.append(
-            f"rehearse: {counts['applies']} apply, {counts['refused']} refused, "
-            f"{len(skipped)} not rehearsed"
-            + (f", {len(unavailable)} engine(s) without source" if unavailable else "")
-        )
+        lines = [_line(r) for r in done] + [_line(r) for r in skipped]
+        lines.append(summary(done, skipped))
         text = "\n".join(lines)
-    if unavailable or any(r.verdict == "unavailable" for r in done):
+    if not_had:
         return text, EXIT_USAGE
     return text, EXIT_FINDINGS if any(r.verdict == "refused" for r in done) else EXIT_OK
+
+
+def summary(done: list[Rehearsal], skipped: list[Rehearsal]) -> str:
+    """`rehearse: A apply, R refused, N not rehearsed (why)`: every profile is counted once."""
+    counts = {v: sum(r.verdict == v for r in done) for v in ("applies", "refused", UNAVAILABLE)}
+    text = (
+        f"rehearse: {counts['applies']} apply, {counts['refused']} refused, "
+        f"{counts[UNAVAILABLE] + len(skipped)} not rehearsed"
+    )
+    why = []
+    if counts[UNAVAILABLE]:
+        why.append(f"{counts[UNAVAILABLE]} whose patch files or source could not be had")
+    if skipped:
+        why.append(f"{len(skipped)} that profilegen cannot rehearse")
+    return text + (f" ({'; '.join(why)})" if why else "")
 
 
 def _line(r: Rehearsal) -> str:
@@ -137,8 +174,6 @@ def _line(r: Rehearsal) -> str:
         return head + f"applies; {len(r.compiled)} changed file(s) byte-compiled"
     if r.verdict == "refused":
         return head + f"refused: {r.message}"
-    if r.verdict == "unavailable":
-        return head + f"not rehearsed: {r.message}"
     return head + f"not rehearsed: {r.message}"
 
 

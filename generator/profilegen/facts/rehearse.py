@@ -45,6 +45,8 @@ pg_diff() { ( pg_step_diff "$@" ) || true; }
 pg_script() { ( pg_step_script "$@" ) || true; }
 """
 REFUSED = "; refusing to boot"
+# The verdict of a profile whose patch files or engine source could not be had.
+UNAVAILABLE = "unavailable"
 STEP_DONE = (": applied", ": done", "already applied")
 COMPILE = (
     "import json, py_compile, sys\n"
@@ -92,7 +94,7 @@ def rehearse_profile(
             files = bundle_files(registry, profile, rendered)
         except ProfilegenError as exc:
             why = f"cannot get its patch files: {exc}"
-            return Rehearsal(profile.id, engine.id, "unavailable", why)
+            return Rehearsal(profile.id, engine.id, UNAVAILABLE, why)
         if keep_going:
             files[HELPERS] = files[HELPERS] + KEEP_GOING.encode()
         write_bundle(work / BUNDLE, files)

@@ -14,7 +14,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..errors import EXIT_FINDINGS, EXIT_OK
+from ..errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, UsageError
 from ..explain.core import Explanation, explain
 from ..explain.scenarios import scenarios_for
 from ..model import Engine, Profile
@@ -24,9 +24,10 @@ from ..registry.enginefacts import facts_path
 from ..registry.files import MAX_REGISTRY_FILE, read_inside
 from ..render import render_profile
 from ..write import write_files
-from .engine import FAMILIES, dump
+from .engine import FAMILIES, dump, release_of
 from .judge import judge_argv, judge_env, server_words
 from .rehearsals import Plan, run
+from .rehearse import UNAVAILABLE
 
 # Flags whose release default sizes the KV pool or what is charged beside it.
 MEMORY_FLAGS = (
@@ -48,17 +49,41 @@ MEMORY_FLAGS = (
 )
 
 
+# A release as `--to` may spell it: the engine ids' own `v0.33.0` or `b11434`, or bare.
+RELEASE = re.compile(r"[vb]?(?P<version>[0-9][0-9A-Za-z.+!-]*)")
+
+
 @dataclass
 class Verdict:
     profile: str
     refused: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     drop: list[str] = field(default_factory=list)
+    # Why its patches could not be tried on the new release: its verdict is incomplete.
+    not_rehearsed: list[str] = field(default_factory=list)
+
+
+def release_version(text: str) -> str:
+    """The release `--to` names, as the package index spells it: `v0.33.0` and `0.33.0` are
+    vLLM 0.33.0, `b11434` and `11434` llama.cpp build 11434."""
+    match = RELEASE.fullmatch(text.strip())
+    if match is None:
+        raise UsageError(
+            f"--to {text!r} is not a release: give its version as the engine ids spell it "
+            "(0.33.0, v0.33.0, b11434)"
+        )
+    return match.group("version")
+
+
+def old_version(engine: Engine) -> str:
+    """The release the entry runs (its family's reading of the image), else its version."""
+    release = release_of(engine)
+    return release.version if release is not None else engine.version or ""
 
 
 def new_engine_id(engine: Engine, version: str) -> str:
     """The id of the entry for `version`: the old id with its version replaced."""
-    old = engine.version or ""
+    old = old_version(engine)
     if old and old in engine.id:
         return engine.id.replace(old, version)
     return f"{engine.id}-{version}"
@@ -130,14 +155,19 @@ def _patches(
     patched = [pid for pid in ids if registry.profiles[pid].patches]
     if not patched:
         return
-    plan = Plan({engine.id: patched}, [])
-    results, unavailable = run(registry, plan, offline, lambda _: new, keep_going=True)
-    for line in unavailable:
+    if FAMILIES[engine.kind].PACKAGE is None:
         for pid in patched:
-            verdicts[pid].refused.append(f"patches not rehearsed: {line}")
+            verdicts[pid].not_rehearsed.append(
+                f"its patches: {engine.kind}'s release is compiled; patches apply to a source build"
+            )
+        return
+    plan = Plan({engine.id: patched}, [])
+    results, _unavailable = run(registry, plan, offline, lambda _: new, keep_going=True)
     for result in results:
         verdict = verdicts[result.profile]
-        if result.verdict == "refused":
+        if result.verdict in (UNAVAILABLE, "not-rehearsed"):
+            verdict.not_rehearsed.append(f"its patches: {result.message}")
+        elif result.verdict == "refused":
             verdict.refused += [f"patch refused: {r}" for r in result.refusals]
         for said in result.said:
             match = re.match(r"^([^/\s]+)/\S+: already applied$", said)
@@ -146,24 +176,42 @@ def _patches(
 
 
 def report(engine: Engine, version: str, verdicts: list[Verdict], fmt: str) -> tuple[str, int]:
+    """The report and its exit code: 2 when a profile's patches could not be rehearsed (its
+    verdict is unknown, never `ok`), else 1 when a profile would be refused."""
     refused = [v for v in verdicts if v.refused]
+    untried = [v for v in verdicts if v.not_rehearsed]
     if fmt == "json":
-        data = {"engine": engine.id, "to": version, "profiles": [asdict(v) for v in verdicts]}
+        data = {
+            "engine": engine.id,
+            "to": version,
+            "profiles": [asdict(v) for v in verdicts],
+            "refused": [v.profile for v in refused],
+            "not_rehearsed": [v.profile for v in untried],
+        }
         text = json.dumps(data, indent=2)
     else:
         lines = []
         for v in verdicts:
-            status = "refused" if v.refused else "ok"
-            lines.append(f"{v.profile}: {status}")
+            lines.append(f"{v.profile}: {_status(v)}")
             lines += [f"  refuses: {r}" for r in v.refused]
+            lines += [f"  not rehearsed: {n}" for n in v.not_rehearsed]
             lines += [f"  warns: {w}" for w in v.warnings]
             lines += [f"  drop: {d}" for d in v.drop]
         lines.append(
             f"upgrade {engine.id} -> {version}: {len(refused)} of {len(verdicts)} profile(s) "
-            "refused"
+            f"refused, {len(untried)} not rehearsed"
+            + (" (their patches could not be tried: no verdict on them)" if untried else "")
         )
         text = "\n".join(lines)
+    if untried:
+        return text, EXIT_USAGE
     return text, EXIT_FINDINGS if refused else EXIT_OK
+
+
+def _status(v: Verdict) -> str:
+    if v.refused:
+        return "refused" + ("; its patches not rehearsed" if v.not_rehearsed else "")
+    return "not rehearsed" if v.not_rehearsed else "ok"
 
 
 def write_entry(registry: Registry, engine: Engine, new: EngineFacts, version: str) -> list[Path]:
@@ -175,19 +223,20 @@ def write_entry(registry: Registry, engine: Engine, new: EngineFacts, version: s
         {
             root / "registry" / "engines" / f"{new.engine}.yaml": text.encode(),
             facts_path(root, new.engine): dump(new),
-        }
+        },
+        root=root,
     )
 
 
 def respelled(text: str, engine: Engine, new_id: str, version: str) -> str:
     """The old entry's text for the new release: id, tag, version and name moved on."""
-    old_version = engine.version or ""
+    old = old_version(engine)
     lines = text.splitlines()
     out = []
     for line in lines:
         key = line.split(":", 1)[0]
-        if key in ("id", "tag", "version", "name") and old_version:
-            line = line.replace(old_version, version)
+        if key in ("id", "tag", "version", "name") and old:
+            line = line.replace(old, version)
         if key == "id":
             line = f"id: {new_id}"
         out.append(line)
