@@ -883,4 +883,54 @@ MUTATIONS: tuple[Mutation, ...] = (
         ),
         message="missing required key 'source' in evidence.4",
     ),
+    Mutation(
+        name="live-profile-without-best-for",
+        rule="advice",
+        file=SINGLE,
+        line="id: qwen38-27b-single-nvfp4",
+        apply=replace(
+            SINGLE,
+            'best_for: "one user or agent at long context, accuracy before throughput"\n',
+            "",
+        ),
+        message="qwen38-27b-single-nvfp4 does not say what it is best for",
+        severity="warning",
+    ),
+    Mutation(
+        name="best-for-without-its-source",
+        rule="advice",
+        file=DUAL_FAST,
+        line='best_for: "fastest decode with the built-in MTP head"',
+        apply=replace(
+            DUAL_FAST,
+            'best_for_source: {file: "scripts/lib/profiles/registry.yaml", line: 2761, '
+            'rev: "4a29ab57"}\n',
+            "",
+        ),
+        message="best_for does not say where it was read",
+        severity="warning",
+    ),
+    Mutation(
+        name="live-profile-without-exposures",
+        rule="advice",
+        file=DECKARD,
+        line="id: deckard40b-dual-mtp",
+        apply=replace(DECKARD, "exposures: []\n", ""),
+        message="deckard40b-dual-mtp does not state its known exposures (engine bugs it runs into)",
+        severity="warning",
+    ),
+    Mutation(
+        name="no-exposures-without-a-source-saying-so",
+        rule="advice",
+        file=DECKARD,
+        line="exposures: []",
+        apply=replace(
+            DECKARD,
+            'exposures_source: {file: "models/qwen3.6-40b-deckard/llama-cpp/compose/dual/'
+            'piehsoft-q6k/mtp.yml", rev: "4a29ab57"}\n',
+            "",
+        ),
+        message="exposures is empty but no exposures_source says none are known",
+        severity="warning",
+    ),
 )

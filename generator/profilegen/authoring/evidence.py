@@ -84,5 +84,5 @@ def record_evidence(
     if text is None:
         return rel
     load_with(registry.root, rel, text)  # a record that breaks the registry is refused
-    write_atomic(path, text.encode())
+    write_atomic(path, text.encode(), root=registry.root)
     return rel

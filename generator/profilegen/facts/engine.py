@@ -119,4 +119,4 @@ def _list(value: list[str]) -> str:
 
 
 def write_facts(root: Path, facts: EngineFacts) -> list[Path]:
-    return write_files({facts_path(root, facts.engine): dump(facts)})
+    return write_files({facts_path(root, facts.engine): dump(facts)}, root=root)

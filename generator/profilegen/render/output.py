@@ -1,15 +1,17 @@
 """Where a bundle may be written (`render -o`, `gateway -o`), and writing it as one unit.
 
-Never inside the registry (also through a symlink), never the current folder by an empty
-name; a folder holding another profile's bundle, or files that are no bundle, only with
-`--force`. The new bundle replaces the generated entries of the old one as a whole (so no
-patch folder or file of an earlier render survives), and leaves alone what is not
-generated: the user's `.env`, and `models/` where MODEL_DIR defaults to it.
+Never inside the registry (also through a symlink), never at or through a symlink below the
+repository's root when named inside it, never the current folder by an empty name; a folder
+holding another profile's bundle, or files that are no bundle, only with `--force`. The new
+bundle replaces the generated entries of the old one as a whole (so no patch folder or file of
+an earlier render survives), and leaves alone what is not generated: the user's `.env`, and
+`models/` where MODEL_DIR defaults to it.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,7 +19,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..registry.files import NotRegular, read_regular
-from ..write import ASIDE_PREFIX, STAGE_PREFIX, write_folder
+from ..write import ASIDE_PREFIX, NO_LINKS, STAGE_PREFIX, link_on, link_reason, write_folder
 
 # Every entry a bundle of any target holds: what a new bundle replaces of an old one.
 BUNDLE_ENTRIES = (
@@ -107,6 +109,7 @@ def check_output(root: Path, out: Path, owner: Owner, *, force: bool) -> list[st
             f"{out} is inside the registry ({registry}): a bundle is written outside it "
             "(choose another -o)"
         )
+    _refuse_link(root, out)
     if not out.exists():
         return []
     if not out.is_dir():
@@ -132,6 +135,18 @@ def check_output(root: Path, out: Path, owner: Owner, *, force: bool) -> list[st
             f"replace it with the bundle of {owner} (your .env and other files stay)"
         )
     return list(BUNDLE_ENTRIES) if found is not None else []
+
+
+def _refuse_link(root: Path, out: Path) -> None:
+    """A folder named inside the repository is written as its own files are: never at or
+    through a symlink below its root (a committed link may point anywhere)."""
+    written = Path(os.path.normpath(out.absolute()))
+    if not written.is_relative_to(root):
+        return
+    link = link_on(root, written)
+    if link is not None:
+        rel = link.relative_to(root).as_posix()
+        raise UsageError(f"{out}: {rel} {link_reason(root, link)}: {NO_LINKS} (choose another -o)")
 
 
 def write_output(
