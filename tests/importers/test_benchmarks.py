@@ -246,3 +246,19 @@ def test_a_reimport_replaces_imported_records_where_they_stand() -> None:
     # A first import puts its rows after the profile's own records; none left, none added.
     assert _replaced_imports([mine], [row(1)]) == [mine, row(1)]
     assert _replaced_imports([row(1), later], []) == [later]
+
+
+def test_what_a_maintainer_adds_to_an_imported_record_survives_a_reimport(
+    imported: Imported, target: Path
+) -> None:
+    """The drafter settings a row was measured with, added by hand with a comment, stay."""
+    path = target / "registry/profiles/tiny-dual-fast.yaml"
+    text = path.read_text()
+    first = next(line for line in text.splitlines() if line.startswith("    measured:"))
+    added = "    # Measured at n=4, which the profile lacks.\n    settings: {spec_n: 4}\n"
+    path.write_text(text.replace(first + "\n", added + first + "\n", 1))
+    before = path.read_text()
+    again = run(target, "import", "club3090", str(imported.repo), "--rev", imported.rev)
+    assert again.code == 0 and "0 files changed" in again.out, again.text
+    assert path.read_text() == before
+    assert evidence(target, "tiny-dual-fast")[0]["settings"] == {"spec_n": 4}

@@ -141,6 +141,8 @@ def _replaced_imports(
 ) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     placed = False
+    before = [r for r in evidence if imported(r)]
+    records = [_with_added_keys(r, before) for r in records]
     for record in evidence:
         if not imported(record):
             out.append(record)
@@ -148,6 +150,17 @@ def _replaced_imports(
             out += records
             placed = True
     return out if placed else out + records
+
+
+def _with_added_keys(record: dict[str, Any], before: list[dict[str, Any]]) -> dict[str, Any]:
+    """An imported record with the keys a maintainer added to it since (the drafter settings it
+    was measured with): the earlier import of the same row, or of the same run, keeps them."""
+    same = next((b for b in before if b.get("origin") == record.get("origin")), None) or next(
+        (b for b in before if (b.get("date"), b.get("summary"))
+         == (record.get("date"), record.get("summary"))), None)  # fmt: skip
+    if same is None:
+        return record
+    return {**record, **{k: v for k, v in same.items() if k not in record}}
 
 
 def _laid_out(
