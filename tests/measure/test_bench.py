@@ -18,6 +18,8 @@ from profilegen.render.context import served_names
 from tests.support.cli import Invoke
 from tests.support.openai_stub import StubEngine
 
+from .paced import PacedEngine
+
 PROFILE = "llamacpp-gemma-12b-single-q8kxl"
 FAST = ("--warmups", "1", "--runs", "2", "--prefill", "2000", "--prefill-runs", "1")
 
@@ -34,7 +36,7 @@ def engine(repo: Path) -> Iterator[StubEngine]:
     registry = open_registry(repo)
     profile = registry.profiles[PROFILE]
     names = served_names(registry, profile)
-    with StubEngine(
+    with PacedEngine(
         "llama-server", names, context=profile.envelope.max_model_len, props=True
     ) as stub:
         yield stub
@@ -58,7 +60,8 @@ def test_bench_records_evidence_that_show_and_the_catalogue_display(
     repo: Path, invoke: Invoke, engine: StubEngine
 ) -> None:
     url = f"http://127.0.0.1:{engine.port}"
-    run = invoke("bench", url, "--profile", PROFILE, "--record", "--by", "@tester", *FAST)
+    run = invoke("bench", url, "--profile", PROFILE, "--record", "--by", "@tester", "--rig",
+                 "1x3090", *FAST)  # fmt: skip
     assert run.code == 0, run.text
     # Progress on stderr, the result on stdout.
     assert (
@@ -82,6 +85,7 @@ def test_bench_records_evidence_that_show_and_the_catalogue_display(
         "1x3090",
     )
     assert record["source"].startswith(f"profilegen bench {url}: bench (not the canonical counts)")
+    assert re.search(r"; run sha256 [0-9a-f]{16}$", record["source"])
     explained = json.loads(invoke("explain", PROFILE, "--format", "json").out)
     words = "\0".join([explained["exe"], *explained["argv"]])
     assert record["engine_command"] == hashlib.sha256(words.encode()).hexdigest()
@@ -104,9 +108,9 @@ def test_a_server_started_with_another_context_is_recorded_with_that_setting(
 ) -> None:
     registry = open_registry(repo)
     names = served_names(registry, registry.profiles[PROFILE])
-    with StubEngine("vllm", names, context=32768) as stub:
+    with PacedEngine("vllm", names, context=32768) as stub:
         run = invoke("bench", f"http://127.0.0.1:{stub.port}", "--profile", PROFILE, "--record",
-                     "--prefill", "40000,2000", *FAST[:4], "--format", "json")  # fmt: skip
+                     "--rig", "1x3090", "--prefill", "40000,2000", *FAST[:4], "--format", "json")  # fmt: skip
     assert run.code == 0, run.text
     result = json.loads(run.out)
     assert result["skipped"] == ["prefill at 40,000 tokens: the context is 32,768"]

@@ -7,19 +7,22 @@ machine's facts (NVML, where present) and the digest of the engine command.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
+import re
+import urllib.parse
 from typing import Any
 
 import click
 
-from ..authoring.evidence import record_evidence
+from ..authoring.evidence import record_evidence, recorded_as
 from ..errors import EXIT_OK, UsageError
 from ..hub.serving import Endpoint
 from ..measure.identity import Identity, identify, profile_of
 from ..measure.machine import read_machine, used_mib
 from ..measure.method import PREFILL_DEPTHS, PREFILL_RUNS, RUNS, WARMUPS, Method
-from ..measure.record import evidence_record
+from ..measure.record import evidence_record, record_rig, refuse_impossible, run_digest
 from ..measure.run import BenchResult, run_bench
 from ..registry import Registry, find_profile
 from .common import Command, Context, format_option, pass_context
@@ -39,6 +42,32 @@ def _depths(text: str) -> tuple[int, ...]:
     return depths
 
 
+MAX_BY = 64
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _handle(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """Who measured: a name or @handle on one line (it lands in the catalogue's pages)."""
+    if value is None:
+        return None
+    if _CONTROL.search(value) or not value.strip():
+        raise click.BadParameter("takes a name or @handle without control characters or newlines")
+    if len(value) > MAX_BY:
+        raise click.BadParameter(f"takes at most {MAX_BY} characters, not {len(value)}")
+    return value.strip()
+
+
+def _local(url: str) -> bool:
+    """Whether the server runs on this machine (a loopback address, or localhost)."""
+    host = urllib.parse.urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 @click.command("bench", cls=Command)
 @click.argument("target")
 @click.option(
@@ -49,16 +78,20 @@ def _depths(text: str) -> tuple[int, ...]:
 )
 @click.option("--record", is_flag=True, help="Append the result to the profile's evidence.")
 @click.option(
-    "--rig", help="Registry rig to record (default: the NVML cards' rig, else the profile's)."
+    "--rig",
+    help="Registry rig to record: the machine's cards must be its cards (default: their rig; "
+    "a server on another machine needs it).",
 )
-@click.option("--by", metavar="HANDLE", help="Who measured, as the record names them (@handle).")
+@click.option("--by", metavar="HANDLE", callback=_handle,
+              help=f"Who measured, as the record names them (@handle, at most {MAX_BY} characters).")  # fmt: skip
 @click.option("--warmups", type=click.IntRange(min=0), default=WARMUPS, show_default=True)
 @click.option("--runs", type=click.IntRange(min=1), default=RUNS, show_default=True)
 @click.option("--prefill", default=",".join(str(d) for d in PREFILL_DEPTHS), show_default=True,
               help="Prompt lengths of the prefill probe, in tokens (none: no probe).")  # fmt: skip
 @click.option("--prefill-runs", type=click.IntRange(min=1), default=PREFILL_RUNS, show_default=True)
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=300.0,
-              show_default=True, metavar="SECONDS", help="Limit for each request.")  # fmt: skip
+              show_default=True, metavar="SECONDS",
+              help="Limit for each request as a whole: connecting and every byte of its answer.")  # fmt: skip
 @format_option()
 @pass_context
 def command(
@@ -92,7 +125,7 @@ def command(
         url = f"http://127.0.0.1:{profile.port}"
     endpoint = Endpoint.parse(url, os.environ.get("API_KEY") or None, timeout)
     if profile is None:
-        profile = profile_of(registry, url, endpoint)
+        profile = profile_of(registry, endpoint.url, endpoint)
     identity = identify(registry, profile, endpoint)
     _say(
         f"server at {endpoint.url}: {'; '.join(identity.notes) or 'no registry profile serves ' + identity.model}"
@@ -113,8 +146,13 @@ def _measure(
     by: str | None,
 ) -> None:
     """Runs the bench, reports it, and records it when asked."""
-    machine, how = read_machine()
+    local = _local(endpoint.url)
+    machine, how = read_machine() if local else (None, "the server is not on this machine")
     _say(f"machine: {machine.hardware() if machine else 'not recorded: ' + how}")
+    if record:
+        if identity.profile is None:
+            raise UsageError("--record needs the profile the server is (name it, or --profile)")
+        rig = record_rig(registry, machine, how, rig, local)
     peak: list[int] = []
 
     def sample() -> None:
@@ -125,12 +163,23 @@ def _measure(
     context = identity.server.context
     result = run_bench(endpoint, identity.model, method, context, _say, sample if machine else None)
     _report(result, identity, endpoint.url, fmt)
-    if record:
-        entry = evidence_record(registry, identity, result, endpoint.url, machine,
-                                rig=rig, by=by, peak_mib=max(peak) if peak else None)  # fmt: skip
-        assert identity.profile is not None  # evidence_record refuses a server without one
-        rel = record_evidence(registry, identity.profile.id, entry)
-        _say(f"recorded in {rel}; run `profilegen render --all` for the catalogue and its pages")
+    if record and identity.profile is not None and rig is not None:
+        _record(registry, identity, result, endpoint.url, machine, rig, by,
+                max(peak) if peak else None)  # fmt: skip
+
+
+def _record(registry: Registry, identity: Identity, result: BenchResult, url: str,
+            machine: Any, rig: str, by: str | None, peak: int | None) -> None:  # fmt: skip
+    assert identity.profile is not None
+    entry = evidence_record(registry, identity, result, url, machine, rig=rig, by=by,
+                            peak_mib=peak)  # fmt: skip
+    refuse_impossible(registry, identity.profile, entry, result)
+    seen = recorded_as(registry, f"run sha256 {run_digest(result, url)}")
+    if seen is not None:
+        _say(f"this run is already recorded as {seen[1]} in {seen[0]}: nothing changed")
+        return
+    rel = record_evidence(registry, identity.profile.id, entry)
+    _say(f"recorded in {rel}; run `profilegen render --all` for the catalogue and its pages")
 
 
 def _say(line: str) -> None:

@@ -1,8 +1,14 @@
 """A serving engine's OpenAI-compatible API, as `bench` talks to it: what it serves, and one
-streamed chat completion timed from the first byte sent to the last token received."""
+streamed chat completion timed from the first byte sent to the last token received.
+
+A URL's credentials (user:password@, a query's key or token) are used, never kept: the
+endpoint's `url` is scheme://host:port and nothing else. `timeout` bounds each request whole
+(connecting, the answer's every byte), not each read. A malformed answer is an error that
+says what the server sent, never a guess."""
 
 from __future__ import annotations
 
+import base64
 import http.client
 import json
 import time
@@ -11,6 +17,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import EXIT_UNREACHABLE, ProfilegenError
+from .stream import Streamed, StreamReader
+
+__all__ = ["EngineUnreachable", "Endpoint", "Streamed", "redact_url"]
+
+# The longest line (an event) or body read from a server.
+MAX_LINE = 1 << 20
+MAX_BODY = 16 << 20
 
 
 class EngineUnreachable(ProfilegenError):
@@ -19,39 +32,88 @@ class EngineUnreachable(ProfilegenError):
     exit_code = EXIT_UNREACHABLE
 
 
+class _TimedOut(Exception):
+    pass
+
+
+def _netloc(parts: urllib.parse.SplitResult) -> str:
+    """host:port without the user information; an IPv6 host in brackets."""
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    port = parts.port
+    return f"{host}:{port}" if port is not None else host
+
+
+def redact_url(url: str) -> str:
+    """The URL as it may be printed or stored: scheme://host:port, no credentials, path or
+    query (a token in either stays out); a text that is no URL is named, not echoed."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme in ("http", "https") and parts.hostname:
+            return f"{parts.scheme}://{_netloc(parts)}"
+    except ValueError:
+        pass
+    return "(a URL that cannot be read)"
+
+
 @dataclass(frozen=True)
 class Endpoint:
-    url: str  # scheme://host:port, no trailing slash
+    url: str  # scheme://host:port, no trailing slash, no credentials
     key: str | None = None  # sent as a bearer token
-    timeout: float = 300.0  # seconds per request
+    timeout: float = 300.0  # seconds per request, all of it
+    basic: str | None = None  # user:password from the URL, sent as basic auth (never shown)
 
     @classmethod
     def parse(cls, url: str, key: str | None, timeout: float) -> Endpoint:
-        parts = urllib.parse.urlsplit(url)
+        try:
+            parts = urllib.parse.urlsplit(url)
+            port = parts.port
+        except ValueError as exc:
+            raise EngineUnreachable(
+                f"{redact_url(url)} is not an http(s) URL of a server ({exc})"
+            ) from None
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise EngineUnreachable(f"{url!r} is not an http(s) URL of a server")
-        return cls(f"{parts.scheme}://{parts.netloc}", key, timeout)
+            raise EngineUnreachable(f"{redact_url(url)} is not an http(s) URL of a server")
+        del port  # read above only to refuse a port that is no number
+        basic = None
+        if parts.username is not None:
+            user = urllib.parse.unquote(parts.username)
+            password = urllib.parse.unquote(parts.password or "")
+            basic = f"{user}:{password}"
+        return cls(f"{parts.scheme}://{_netloc(parts)}", key, timeout, basic)
 
-    def _connection(self) -> http.client.HTTPConnection:
+    def _connection(self, deadline: float) -> http.client.HTTPConnection:
         parts = urllib.parse.urlsplit(self.url)
         kind = (
             http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
         )
-        return kind(parts.hostname or "", parts.port, timeout=self.timeout)
+        return kind(parts.hostname or "", parts.port, timeout=_left(deadline))
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self.key:
             headers["Authorization"] = f"Bearer {self.key}"
+        elif self.basic:
+            token = base64.b64encode(self.basic.encode()).decode()
+            headers["Authorization"] = f"Basic {token}"
         return headers
+
+    def _late(self, path: str) -> EngineUnreachable:
+        return EngineUnreachable(
+            f"{self.url}{path}: no complete answer within the --timeout of {self.timeout:g} s"
+        )
 
     def get(self, path: str) -> dict[str, Any] | None:
         """The JSON object at `path`; None when the server has no such route (404)."""
-        conn = self._connection()
+        deadline = time.monotonic() + self.timeout
+        conn = self._connection(deadline)
         try:
             conn.request("GET", path, headers=self._headers())
             response = conn.getresponse()
-            body = response.read()
+            body = _read_body(conn, response, deadline, self.url + path)
+        except (_TimedOut, TimeoutError):
+            raise self._late(path) from None
         except (OSError, http.client.HTTPException) as exc:
             raise EngineUnreachable(f"{self.url}{path}: no answer ({exc})") from None
         finally:
@@ -62,7 +124,7 @@ class Endpoint:
             raise EngineUnreachable(f"{self.url}{path}: HTTP {response.status} {_brief(body)}")
         try:
             data = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise EngineUnreachable(f"{self.url}{path}: not JSON ({_brief(body)})") from None
         if not isinstance(data, dict):
             raise EngineUnreachable(f"{self.url}{path}: not a JSON object")
@@ -71,69 +133,67 @@ class Endpoint:
     def stream_chat(self, body: dict[str, Any]) -> Streamed:
         """One streamed chat completion: wall time, time to the first token, token counts."""
         request = {**body, "stream": True, "stream_options": {"include_usage": True}}
-        conn = self._connection()
+        path = "/v1/chat/completions"
+        deadline = time.monotonic() + self.timeout
+        conn = self._connection(deadline)
         try:
             sent = time.perf_counter()
-            conn.request("POST", "/v1/chat/completions", json.dumps(request), self._headers())
+            conn.request("POST", path, json.dumps(request), self._headers())
             response = conn.getresponse()
             if response.status != 200:
                 raise EngineUnreachable(
-                    f"{self.url}/v1/chat/completions: HTTP {response.status} "
-                    f"{_brief(response.read())}"
+                    f"{self.url}{path}: HTTP {response.status} "
+                    f"{_brief(_read_body(conn, response, deadline, self.url + path))}"
                 )
-            return _read_stream(response, sent)
+            reader = StreamReader(f"{self.url}{path}", sent)
+            while not reader.done:
+                _settle(conn, deadline)
+                raw = response.readline(MAX_LINE + 1)
+                if not raw:
+                    break
+                if len(raw) > MAX_LINE:
+                    raise EngineUnreachable(f"{self.url}{path}: an event longer than 1 MiB")
+                reader.feed(raw)
+            return reader.result()
+        except (_TimedOut, TimeoutError):
+            raise self._late(path) from None
         except (OSError, http.client.HTTPException) as exc:
-            raise EngineUnreachable(f"{self.url}/v1/chat/completions: no answer ({exc})") from None
+            raise EngineUnreachable(f"{self.url}{path}: no answer ({exc})") from None
         finally:
             conn.close()
 
 
-@dataclass(frozen=True)
-class Streamed:
-    wall_s: float
-    ttft_s: float
-    completion_tokens: int
-    prompt_tokens: int | None
-    # Whether the token counts came from the server's usage (else: content chunks counted).
-    counted_by_server: bool
+def _left(deadline: float) -> float:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise _TimedOut
+    return left
 
 
-def _read_stream(response: http.client.HTTPResponse, sent: float) -> Streamed:
-    first: float | None = None
-    chunks = 0
-    usage: dict[str, Any] = {}
-    for raw in response:
-        line = raw.decode("utf-8", errors="replace").strip()
-        if not line.startswith("data:"):
-            continue
-        data = line[5:].strip()
-        if data == "[DONE]":
-            break
-        try:
-            event = json.loads(data)
-        except ValueError:
-            continue
-        if isinstance(event.get("usage"), dict):
-            usage = event["usage"]
-        for choice in event.get("choices") or []:
-            delta = choice.get("delta") or {}
-            if delta.get("content") or delta.get("reasoning_content"):
-                chunks += 1
-                if first is None:
-                    first = time.perf_counter()
-    done = time.perf_counter()
-    tokens = usage.get("completion_tokens")
-    return Streamed(
-        wall_s=done - sent,
-        ttft_s=(first if first is not None else done) - sent,
-        completion_tokens=int(tokens) if isinstance(tokens, int) else chunks,
-        prompt_tokens=usage.get("prompt_tokens")
-        if isinstance(usage.get("prompt_tokens"), int)
-        else None,
-        counted_by_server=isinstance(tokens, int),
-    )
+def _settle(conn: http.client.HTTPConnection, deadline: float) -> None:
+    """The next read may wait only for what is left of the request's time."""
+    left = _left(deadline)
+    if conn.sock is not None:
+        conn.sock.settimeout(left)
+
+
+def _read_body(
+    conn: http.client.HTTPConnection, response: http.client.HTTPResponse, deadline: float,
+    where: str,
+) -> bytes:  # fmt: skip
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        _settle(conn, deadline)
+        chunk = response.read1(65536)
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise EngineUnreachable(f"{where}: an answer larger than 16 MiB")
+        chunks.append(chunk)
 
 
 def _brief(body: bytes) -> str:
-    text = body.decode("utf-8", errors="replace").strip().replace("\n", " ")
-    return text[:200]
+    text = body.decode("utf-8", errors="replace").strip()
+    return "".join(c if c.isprintable() else " " for c in text)[:200]
