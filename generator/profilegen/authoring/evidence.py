@@ -86,3 +86,14 @@ def record_evidence(
     load_with(registry.root, rel, text)  # a record that breaks the registry is refused
     write_atomic(path, text.encode(), root=registry.root)
     return rel
+
+
+def recorded_as(registry: Registry, marker: str) -> tuple[str, str] | None:
+    """(file, record) of the evidence whose source carries `marker` (a log's or a run's
+    digest, "sha256 0123..."), if the registry has one: a fact is recorded once."""
+    for profile_id, profile in sorted(registry.profiles.items()):
+        for i, ev in enumerate(profile.evidence):
+            if marker in ev.source:
+                rel = registry.where("profiles", profile_id, ("id",)).file
+                return rel, ev.key or f"{profile_id} evidence #{i + 1}"
+    return None

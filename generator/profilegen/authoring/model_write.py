@@ -220,7 +220,8 @@ def add_model(root: Path, opts: AddOptions) -> ModelAdded:
     entries = lock_entries(draft, YAML(typ="safe", pure=True).load(text))
     lock.artifacts.update(entries)
     warnings = prove(root, rel, text, lock)
-    write_files({root / LOCK_NAME: lock.to_bytes(), root / rel: text.encode()})  # both or neither
+    files = {root / LOCK_NAME: lock.to_bytes(), root / rel: text.encode()}
+    write_files(files, root=root)  # both or neither
     return ModelAdded(draft, rel, doc, text, entries, warnings, False)
 
 

@@ -299,7 +299,7 @@ def create_profile(root: Path, opts: NewOptions) -> NewProfile:
         text, sibling = build_document(registry, opts)
         how = f"extends {sibling}"
     warnings = _validate(root, rel, text)
-    write_atomic(root / rel, text.encode())
+    write_atomic(root / rel, text.encode(), root=root)
     return NewProfile(opts.new_id, rel, text.count("\n"), how, reasons, tuple(warnings))
 
 

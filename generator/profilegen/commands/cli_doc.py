@@ -171,6 +171,6 @@ def command(obj: Context, check: bool) -> int:
         if stale:
             click.echo(f"{PAGE}: stale (run `make cli-doc`)", err=True)
         return EXIT_FINDINGS if stale else EXIT_OK
-    for written in write_files({path: text}):
+    for written in write_files({path: text}, root=obj.root):
         click.echo(f"wrote {written.relative_to(obj.root).as_posix()}")
     return EXIT_OK

@@ -40,7 +40,7 @@ def club3090(
     plan = plan_import(root, ImportOptions(source, rev, only, dry_run))
     changed = [p for p, b in sorted(plan.files.items()) if not p.is_file() or p.read_bytes() != b]
     if not dry_run:
-        write_files({p: plan.files[p] for p in changed})
+        write_files({p: plan.files[p] for p in changed}, root=root)
     rel = [p.relative_to(root).as_posix() for p in changed]
     if fmt == "json":
         notes = [{"key": n.key, "kind": n.kind, "message": n.message} for n in plan.notes]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from ..errors import EXIT_FINDINGS, EXIT_OK
-from ..generated.schemas import build_schemas, schema_drift
-from ..write import write_files
+from ..generated.schemas import build_schemas, schema_drift, schema_names
+from ..write import refuse_links, write_files
 from .common import Command, Context, echo_json, format_option, pass_context
 
 
@@ -17,6 +17,7 @@ from .common import Command, Context, echo_json, format_option, pass_context
 def command(obj: Context, check: bool, fmt: str) -> int:
     """Write the JSON Schemas of the registry file kinds into schema/."""
     folder = obj.root / "schema"
+    refuse_links(obj.root, [folder / n for n in schema_names()])  # nothing read through one
     if check:
         missing, stale = schema_drift(folder)
         if fmt == "json":
@@ -32,7 +33,7 @@ def command(obj: Context, check: bool, fmt: str) -> int:
             for name in stale:
                 click.echo(f"schema/{name}: stale (run `profilegen schema`)", err=True)
         return EXIT_FINDINGS if missing or stale else EXIT_OK
-    changed = write_files({folder / n: b for n, b in build_schemas().items()})
+    changed = write_files({folder / n: b for n, b in build_schemas().items()}, root=obj.root)
     wrote = [path.relative_to(obj.root).as_posix() for path in changed]
     if fmt == "json":
         echo_json({"wrote": wrote})

@@ -31,7 +31,7 @@ def run_init(opts: InitOptions) -> list[str]:
     _refuse_registry(folder)
     files = registry_files(shape, release())
     _refuse_overwrite(folder, files)
-    write_files({folder / rel: content for rel, content in files.items()})
+    write_files({folder / rel: content for rel, content in files.items()}, root=folder)
     return sorted(files)
 
 

@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterator
 
 from ...errors import Finding, Location, Severity
+from ...generated.links import through_link
 from ...hub.patchfiles import sha256_hex
 from ...registry.files import MAX_VENDORED_FILE, Refused, foreign, read_inside
 from .base import CheckContext, rule
@@ -135,8 +136,8 @@ def mounts(ctx: CheckContext) -> Iterator[Finding]:
 def _edited(ctx: CheckContext, rel: str) -> bytes | None:
     """The file's bytes when it exists and differs from a fresh render, else None."""
     path = ctx.root / rel
-    if not path.is_file():
-        return None
+    if through_link(ctx.root, rel) or not path.is_file():
+        return None  # disk-link reports a symlink; nothing is read through it
     content = path.read_bytes()
     return None if content == ctx.plan.get(rel) else content
 
