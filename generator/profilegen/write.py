@@ -5,14 +5,20 @@ Everything is written to temporary files (or a temporary folder) first; only whe
 complete is it renamed into place, with SIGINT and SIGTERM held off for those few renames. An
 error or an interrupt before then leaves every target as it was, and one after leaves every
 target new: never a mix.
+
+A repository's files come from pull requests, and a committed symlink would carry a write or a
+delete wherever it points: nothing is written or removed at or through a symlink below the
+repository's root (`root=`), not even one that stays inside it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import signal
+import stat
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -23,6 +29,57 @@ from types import FrameType
 STAGE_PREFIX = ".profilegen-stage-"
 ASIDE_PREFIX = ".profilegen-old-"
 _HELD = (signal.SIGINT, signal.SIGTERM)
+NO_LINKS = "profilegen writes and removes nothing through a symlink"
+
+
+class LinkRefused(OSError):
+    """A path to write or remove that is, or passes through, a symlink below the repository's
+    root; `filename` is the link, relative to the root."""
+
+
+def link_on(root: Path, path: Path) -> Path | None:
+    """The outermost entry below `root` on the way to `path` (itself included) that is a
+    symlink, else None; a part that does not exist yet has nothing below it. `path` is taken
+    as written: under `root`, with no `..` (else ValueError)."""
+    top = root.parts
+    below = path.parts[len(top) :]
+    if path.parts[: len(top)] != top or ".." in below:
+        raise ValueError(f"{path} is not a path inside {root}")
+    current = root
+    for part in below:
+        current = current / part
+        try:
+            mode = current.lstat().st_mode
+        except OSError:
+            return None
+        if stat.S_ISLNK(mode):
+            return current
+    return None
+
+
+def link_reason(root: Path, link: Path) -> str:
+    """What the symlink `link` is, as the end of a sentence that starts with its name."""
+    try:
+        target = str(link.readlink())
+        inside = link.resolve().is_relative_to(root.resolve())
+    except OSError:
+        return "is a symlink"
+    except RuntimeError:  # Python 3.11 raises RuntimeError for a loop
+        return f"is a symlink to {target} (a loop)"
+    return f"is a symlink to {target}, {'inside' if inside else 'outside'} the repository"
+
+
+def refuse_links(root: Path, paths: Iterable[Path]) -> None:
+    """Raises LinkRefused for the first path (sorted) that is or passes through a symlink
+    below `root`; a folder shared by many paths is looked at once."""
+    clear: set[Path] = set()
+    for path in sorted(paths):
+        start = path.parent if path.parent in clear else root
+        link = link_on(start, path)
+        if link is not None:
+            rel = os.path.relpath(link, root)
+            raise LinkRefused(errno.ELOOP, f"{link_reason(root, link)}: {NO_LINKS}", rel)
+        clear.add(path.parent)
 
 
 def umask() -> int:
@@ -113,13 +170,21 @@ def _remove_made(made: list[Path]) -> None:
 
 
 def write_atomic(
-    path: Path, content: bytes, *, mode: int | None = None, durable: bool = True
+    path: Path,
+    content: bytes,
+    *,
+    mode: int | None = None,
+    durable: bool = True,
+    root: Path | None = None,
 ) -> None:
     """Temp file in the same folder, fsync, rename: readers never see half a file.
 
     `mode` defaults to what the umask gives a new file. `durable=False` skips the fsync, for
     files that may be lost in a crash but must never be torn (cache entries: a reader checks
-    them and recomputes)."""
+    them and recomputes). `root`: the repository `path` belongs to (LinkRefused when it is or
+    passes through a symlink below it); None for a file of the user's own (a cache)."""
+    if root is not None:
+        refuse_links(root, [path])
     made: list[Path] = []
     try:
         _make_parents(path.parent, made)
@@ -136,10 +201,19 @@ def write_atomic(
 
 
 def write_files(
-    files: Mapping[Path, bytes], remove: Iterable[Path] = (), prune: Iterable[Path] = ()
+    files: Mapping[Path, bytes],
+    remove: Iterable[Path] = (),
+    prune: Iterable[Path] = (),
+    *,
+    root: Path,
 ) -> list[Path]:
     """Writes every file whose content differs and removes the files `remove`, all at once;
-    then removes each folder of `prune` left empty. Returns the files written, sorted."""
+    then removes each folder of `prune` left empty. Returns the files written, sorted.
+
+    Every path is in the repository at `root`: when any is or passes through a symlink below
+    it, LinkRefused, before a byte is read or written."""
+    remove, prune = list(remove), list(prune)
+    refuse_links(root, [*files, *remove, *prune])
     changed = [p for p in sorted(files) if not (p.is_file() and p.read_bytes() == files[p])]
     made: list[Path] = []
     staged: dict[Path, Path] = {}

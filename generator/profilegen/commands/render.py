@@ -215,6 +215,7 @@ def render_all(
         )
     tops = {"compose": COMPOSE_TREE, "k8s": (K8S_DIR,)}.get(target or "", (*COMPOSE_TREE, K8S_DIR))
     plan = {rel: b for rel, b in _plan(obj).items() if rel.split("/", 1)[0] in tops}
+    _refuse_links(root, plan, tops, checked_in)  # before anything is listed, read or written
     orphans = []
     for top in ("compose", GATEWAYS_DIR, K8S_DIR):
         if top in tops and (top != K8S_DIR or checked_in):
@@ -228,6 +229,7 @@ def render_all(
         {root / rel: content for rel, content in plan.items()},
         remove=removed,
         prune=sorted({p.parent for p in orphans}),
+        root=root,
     )
     wrote = [path.relative_to(root).as_posix() for path in changed]
     gone = [path.relative_to(root).as_posix() for path in removed]
@@ -241,6 +243,21 @@ def render_all(
     if not changed and not removed:
         _up_to_date(plan, tops)
     return EXIT_OK
+
+
+def _refuse_links(root: Path, plan: dict[str, bytes], tops: tuple[str, ...], k8s: bool) -> None:
+    """A symlink where the tree is written (a generated folder, or on the way to a page) is
+    refused with `check`'s findings: nothing is written, read or removed through it."""
+    from ..errors import RegistryError
+    from ..generated.links import GENERATED_FOLDERS, link_findings, links
+    from ..generated.tree import K8S_DIR
+
+    folders = [
+        f for f in GENERATED_FOLDERS if f.split("/")[0] in tops and (f != K8S_DIR or k8s)
+    ]
+    found = links(root, folders, plan)
+    if found:
+        raise RegistryError(link_findings(found))
 
 
 def _up_to_date(plan: dict[str, bytes], tops: tuple[str, ...]) -> None:

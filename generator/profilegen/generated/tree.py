@@ -137,10 +137,13 @@ def plan_gateways(registry: Registry) -> tuple[dict[str, bytes], list[Finding]]:
 
 
 def orphan_dirs(root: Path, keep: set[str], top: str = COMPOSE_DIR) -> list[Path]:
+    """Folders of `top` that belong to no profile (or gateway); a symlink is none of them."""
     folder = root / top
-    if not folder.is_dir():
+    if folder.is_symlink() or not folder.is_dir():
         return []
-    return sorted(p for p in folder.iterdir() if p.is_dir() and p.name not in keep)
+    return sorted(
+        p for p in folder.iterdir() if not p.is_symlink() and p.is_dir() and p.name not in keep
+    )
 
 
 def orphan_files(root: Path, keep: set[str], top: str = COMPOSE_DIR) -> list[Path]:
@@ -149,5 +152,5 @@ def orphan_files(root: Path, keep: set[str], top: str = COMPOSE_DIR) -> list[Pat
         folder / name
         for folder in orphan_dirs(root, keep, top)
         for name in GENERATED_DIRS[top]
-        if (folder / name).is_file()
+        if not (folder / name).is_symlink() and (folder / name).is_file()
     ]

@@ -110,7 +110,6 @@ def check_output(root: Path, out: Path, owner: Owner, *, force: bool) -> list[st
             "(choose another -o)"
         )
     _refuse_link(root, out)
-    _refuse_link(root, out)
     if not out.exists():
         return []
     if not out.is_dir():
@@ -136,18 +135,6 @@ def check_output(root: Path, out: Path, owner: Owner, *, force: bool) -> list[st
             f"replace it with the bundle of {owner} (your .env and other files stay)"
         )
     return list(BUNDLE_ENTRIES) if found is not None else []
-
-
-def _refuse_link(root: Path, out: Path) -> None:
-    """A folder named inside the repository is written as its own files are: never at or
-    through a symlink below its root (a committed link may point anywhere)."""
-    written = Path(os.path.normpath(out.absolute()))
-    if not written.is_relative_to(root):
-        return
-    link = link_on(root, written)
-    if link is not None:
-        rel = link.relative_to(root).as_posix()
-        raise UsageError(f"{out}: {rel} {link_reason(root, link)}: {NO_LINKS} (choose another -o)")
 
 
 def _refuse_link(root: Path, out: Path) -> None:

@@ -1,11 +1,13 @@
 """Generated files: exactly one fresh compose/<id>/ (and opted-in k8s/<id>/) per profile and
-gateways/<id>/ per registry gateway, nothing orphaned."""
+gateways/<id>/ per registry gateway, nothing orphaned, no symlink where they are written (each
+is one finding, and nothing is listed or read through it)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from ...errors import Finding, Location
+from ...generated.links import CHECKED_FILES, CHECKED_FOLDERS, HINT, links, through
 from ...generated.tree import (
     COMPOSE_DIR,
     GATEWAY_NAMES,
@@ -33,12 +35,27 @@ def _owner(rel: str) -> tuple[str, str] | None:
     return TREES[top][0], rest.split("/")[0]
 
 
+def _links(ctx: CheckContext) -> dict[str, str]:
+    return links(ctx.root, CHECKED_FOLDERS, [*ctx.plan, *CHECKED_FILES])
+
+
+@rule(
+    "disk-link",
+    "no symlink where profilegen writes (compose/, gateways/, k8s/, docs/, schema/, the lock)",
+    kind="generated",
+)
+def linked(ctx: CheckContext) -> Iterator[Finding]:
+    for rel, message in _links(ctx).items():
+        yield ctx.report(Location(rel), message, hint=HINT)
+
+
 @rule("disk-missing", "every profile and gateway has its generated files", kind="generated")
 def missing(ctx: CheckContext) -> Iterator[Finding]:
+    found = _links(ctx)
     for rel in sorted(ctx.plan):
         # docs/ pages belong to no one profile: the docs-stale rule reports them.
         owner = _owner(rel)
-        if owner is not None and not (ctx.root / rel).is_file():
+        if owner is not None and not through(rel, found) and not (ctx.root / rel).is_file():
             yield ctx.report(
                 ctx.registry.where(*owner),
                 f"generated file {rel} is missing",
@@ -48,10 +65,11 @@ def missing(ctx: CheckContext) -> Iterator[Finding]:
 
 @rule("disk-stale", "every generated file is byte-identical to a fresh render", kind="generated")
 def stale(ctx: CheckContext) -> Iterator[Finding]:
+    found = _links(ctx)
     for rel, content in sorted(ctx.plan.items()):
         path = ctx.root / rel
         owner = _owner(rel)
-        if owner is None or not path.is_file():
+        if owner is None or through(rel, found) or not path.is_file():
             continue
         on_disk = path.read_bytes()
         if on_disk != content:
@@ -69,7 +87,10 @@ def stale(ctx: CheckContext) -> Iterator[Finding]:
     kind="generated",
 )
 def orphans(ctx: CheckContext) -> Iterator[Finding]:
+    found = _links(ctx)
     for top, (kind, names) in TREES.items():
+        if through(top, found):
+            continue  # disk-link reports it; nothing below it is listed
         if top == K8S_DIR and not ctx.registry.settings.kubernetes.checked_in:
             if (ctx.root / K8S_DIR).is_dir() and any((ctx.root / K8S_DIR).iterdir()):
                 yield ctx.report(
@@ -79,16 +100,20 @@ def orphans(ctx: CheckContext) -> Iterator[Finding]:
                     hint="delete it, or opt in",
                 )
             continue
-        yield from _orphans(ctx, top, kind, names)
+        yield from _orphans(ctx, top, kind, names, found)
 
 
-def _orphans(ctx: CheckContext, top: str, kind: str, names: frozenset[str]) -> Iterator[Finding]:
+def _orphans(
+    ctx: CheckContext, top: str, kind: str, names: frozenset[str], found: dict[str, str]
+) -> Iterator[Finding]:
     folder = ctx.root / top
     if not folder.is_dir():
         return
     owners = set(ctx.registry.table(kind))
     for entry in sorted(folder.iterdir()):
         rel = f"{top}/{entry.name}"
+        if rel in found:
+            continue
         if entry.is_dir() and entry.name not in owners:
             yield ctx.report(
                 Location(rel),
@@ -97,7 +122,7 @@ def _orphans(ctx: CheckContext, top: str, kind: str, names: frozenset[str]) -> I
             )
         elif entry.is_dir():
             for extra in sorted(entry.iterdir()):
-                if extra.name not in names:
+                if extra.name not in names and f"{rel}/{extra.name}" not in found:
                     yield ctx.report(
                         Location(f"{rel}/{extra.name}"),
                         f"{rel}/{extra.name} is not a generated file",
