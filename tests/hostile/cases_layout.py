@@ -133,10 +133,13 @@ def layout_cases() -> list[Case]:
             ),
         ),
         Case(
-            "hidden-files-are-skipped",
+            "hidden-files-are-reported-but-an-empty-gitkeep",
             files={f"{profiles}/.gitkeep": "", f"{profiles}/.tiny-chat.yaml.swp": b"\x00\x01"},
             code=0,
-            says=("check passed: 0 errors, 0 warnings",),
+            findings=(
+                f"{profiles}/.tiny-chat.yaml.swp: warning: [layout] .tiny-chat.yaml.swp is a "
+                f"hidden file: it is not read {hint}",
+            ),
         ),
         Case(
             "vendored-patch-linked-outside",

@@ -8,9 +8,19 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..errors import FindingSink, Location
+from ..errors import FindingSink, Location, Severity
 from ..model.facts import EngineFacts
-from .files import MAX_REGISTRY_FILE, Refused, check_entry, escapes, foreign, read_inside
+from .files import (
+    HIDDEN,
+    MAX_REGISTRY_FILE,
+    Refused,
+    check_entry,
+    escapes,
+    foreign,
+    hidden,
+    kept_empty,
+    read_inside,
+)
 from .load import decode
 from .memo import FACTS
 from .source import Registry, Source
@@ -29,7 +39,7 @@ def load_facts(root: Path, registry: Registry, sink: FindingSink) -> None:
         return
     for entry in sorted(folder.iterdir()):
         rel = entry.relative_to(root).as_posix()
-        if entry.name.startswith("."):
+        if kept_empty(entry):
             continue
         if (escaped := foreign(rel)) is not None:
             name = escaped.rsplit("/", 1)[-1]
@@ -37,6 +47,15 @@ def load_facts(root: Path, registry: Registry, sink: FindingSink) -> None:
                 Location(escaped),
                 f"{name} is named in bytes that are not UTF-8: it is not read",
                 rule="layout",
+            )
+            continue
+        if hidden(entry) and not escapes(root, entry):
+            sink.add(
+                Location(rel),
+                f"{entry.name} {HIDDEN}: it is not read",
+                hint=f"{FACTS_DIR}/ holds one <engine-id>.json per engine",
+                rule="layout",
+                severity=Severity.WARNING,
             )
             continue
         if entry.suffix != ".json" or (problem := check_entry(root, entry)):

@@ -46,6 +46,30 @@ def foreign(name: str) -> str | None:
     return None
 
 
+# The one dot file a registry folder may hold unreported: an empty `.gitkeep`, which keeps an
+# otherwise empty folder in git (`profilegen init` writes one into each empty kind folder).
+# Any other hidden entry (an editor's swap file, a `.x.yaml`, a dot folder) is reported like
+# every stray file: a reviewer's file listing may hide it, and nothing reads it.
+KEPT_EMPTY = ".gitkeep"
+HIDDEN = "is a hidden file"
+
+
+def kept_empty(entry: Path) -> bool:
+    """True for an empty regular `.gitkeep` (not a link), the dot file left unreported."""
+    if entry.name != KEPT_EMPTY:
+        return False
+    try:
+        info = entry.lstat()
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_size == 0
+
+
+def hidden(entry: Path) -> bool:
+    """A dot file or folder other than the kept `.gitkeep`: a stray entry to report."""
+    return entry.name.startswith(".") and not kept_empty(entry)
+
+
 OUTSIDE = "resolves outside the repository (a symlink?); only files inside it are read"
 LOOP = "is a symlink loop"
 

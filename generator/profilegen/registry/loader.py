@@ -12,7 +12,7 @@ from ..model import Drafter, Engine, Gateway, Gpu, Model, Patch, Profile, Rig
 from ..model.partial import partial
 from ..model.settings import Settings
 from .enginefacts import load_facts
-from .files import check_entry, escapes, foreign
+from .files import HIDDEN, check_entry, escapes, foreign, hidden, kept_empty
 from .load import Document, read_document
 from .memo import ENTITIES, VALID
 from .resolve import check_references, resolve_profiles
@@ -72,12 +72,11 @@ def _kind_files(root: Path, kind: str, sink: FindingSink) -> list[Path]:
     """The YAML files of one kind; anything else in its folder is reported, never skipped."""
     files = []
     for entry in sorted((root / "registry" / kind).iterdir()):
-        if entry.name.startswith("."):
-            continue  # .gitkeep, editor swap files: never registry entries
-        if _foreign_name(root, entry, sink):
+        if kept_empty(entry) or _foreign_name(root, entry, sink):
             continue
         rel = entry.relative_to(root).as_posix()
-        yaml_name = entry.suffix in (".yaml", ".yml")
+        dot = hidden(entry)  # a swap file, a `.x.yaml`: a stray, never a registry entry
+        yaml_name = entry.suffix in (".yaml", ".yml") and not dot
         if escape := escapes(root, entry):
             sink.add(Location(rel), f"{entry.name} {escape}", rule="layout")
         elif entry.is_file() and yaml_name:
@@ -90,7 +89,7 @@ def _kind_files(root: Path, kind: str, sink: FindingSink) -> list[Path]:
             sink.add(Location(rel), f"{entry.name} {check_entry(root, entry)}", rule="layout")
         else:
             problem = check_entry(root, entry)
-            what = problem.split(",")[0] if problem else "is not a YAML file"
+            what = problem.split(",")[0] if problem else HIDDEN if dot else "is not a YAML file"
             _stray(sink, rel, what, f"registry/{kind}/ holds one *.yaml file per {kind[:-1]}")
     return files
 
@@ -118,17 +117,20 @@ def _top_level(root: Path, sink: FindingSink) -> list[str]:
         return []
     kinds = []
     for entry in sorted(registry_dir.iterdir()):
-        if entry.name.startswith(".") or _foreign_name(root, entry, sink):
+        if kept_empty(entry) or _foreign_name(root, entry, sink):
             continue
         rel = entry.relative_to(root).as_posix()
+        where = "registry files live in registry/<kind>/: " + ", ".join(KINDS)
         if escape := escapes(root, entry):
             sink.add(Location(rel), f"{entry.name} {escape}", rule="layout")
         elif entry.name == SETTINGS_FILE:
             continue  # read by _load_settings
         elif not entry.is_dir():
             problem = check_entry(root, entry)
-            what = problem.split(",")[0] if problem else "is a file"
-            _stray(sink, rel, what, "registry files live in registry/<kind>/: " + ", ".join(KINDS))
+            what = problem.split(",")[0] if problem else HIDDEN if hidden(entry) else "is a file"
+            _stray(sink, rel, what, where)
+        elif hidden(entry):
+            _stray(sink, rel, "is a hidden folder", where)
         elif entry.name not in KINDS:
             hint = suggest(entry.name, list(KINDS))
             sink.add(

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from ...errors import Finding, Location, Severity
 from ...generated.links import through_link
 from ...hub.patchfiles import sha256_hex
-from ...registry.files import MAX_VENDORED_FILE, Refused, foreign, read_inside
+from ...registry.files import MAX_VENDORED_FILE, Refused, foreign, kept_empty, read_inside
 from .base import CheckContext, rule
 
 
@@ -43,7 +43,7 @@ def _orphan_folders(ctx: CheckContext) -> Iterator[Finding]:
     folder = ctx.root / "registry" / "patches" / "files"
     owners = {p.id for p in ctx.registry.patches.values() if p.source.kind == "vendored"}
     for entry in sorted(folder.iterdir()) if folder.is_dir() else []:
-        if entry.name.startswith(".") or entry.name in owners:
+        if kept_empty(entry) or entry.name in owners:
             continue
         rel = entry.relative_to(ctx.root).as_posix()
         rel = foreign(rel) or rel  # a name that is not UTF-8, its bytes escaped
