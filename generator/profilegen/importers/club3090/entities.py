@@ -17,6 +17,7 @@ from .engines import BUILDS, EngineBuild, new_build
 from .models import (
     architecture,
     artifact,
+    unreadable,
     upstream_drafters,
     upstream_engines,
     upstream_models,
@@ -92,7 +93,8 @@ class Entities:
             up = self.up_models.get(model_id)
             if up is None:
                 raise UsageError(
-                    f"model {model_id} has no scripts/lib/profiles/models file upstream"
+                    unreadable(self.tree, "models", model_id)
+                    or f"model {model_id} has no scripts/lib/profiles/models file upstream"
                 )
             self.out.models[model_id] = {
                 "id": model_id,
@@ -157,6 +159,8 @@ class Entities:
         ids = []
         for directory, strict in script.installs:
             mount = found.pop(f"/etc/club3090/{directory}", None)
+            if mount is None and (strict or fatal):
+                raise UsageError(_unmounted_installer(self.tree, compose, directory))
             if mount is None:
                 notes.append(f"installer {directory}/install.sh has no mounted folder")
                 continue
@@ -257,3 +261,16 @@ def _artifact_id(variant: str) -> str:
 
 def _digest(files: list[tuple[str, str]]) -> str:
     return hashlib.sha256(repr(files).encode()).hexdigest()[:8]
+
+
+def _unmounted_installer(tree: Tree, compose: ComposeFile, directory: str) -> str:
+    """A boot that must run a patch's installer (`|| exit 1`, `set -e`), whose folder the
+    compose does not mount: upstream's server refuses to start, and so does the import."""
+    script = f"/etc/club3090/{directory}/install.sh"
+    text = tree.text(compose.path) or ""
+    line = next((n for n, x in enumerate(text.splitlines(), 1) if script in x), None)
+    where = f"{compose.path}:{line}" if line else compose.path
+    return (
+        f"{where}: the boot runs {script} and stops if it fails, but the compose mounts no "
+        f"patch folder at /etc/club3090/{directory}"
+    )

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import posixpath
+import re
 from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
+from ...model.common import ID_PATTERN
 from .source import Tree
 
 PROFILES = "scripts/lib/profiles"
+# An id as the registry takes one: it names our files.
+ID = re.compile(ID_PATTERN)
 FORMATS = {
     "autoround": "auto-round",
     "auto-round": "auto-round",
@@ -61,9 +66,37 @@ def _by_id(tree: Tree, folder: str) -> dict[str, dict[str, Any]]:
     out = {}
     for path in tree.under(f"{PROFILES}/{folder}"):
         data = load_yaml(tree, path) if path.endswith((".yml", ".yaml")) else None
-        if data and isinstance(data.get("id"), str):
+        if data and isinstance(data.get("id"), str) and ID.match(data["id"]):
             out[data["id"]] = data
     return out
+
+
+def unreadable(tree: Tree, folder: str, ident: str) -> str | None:
+    """Why the catalogue's file for `ident` under `folder` could not be read (located at its
+    file and line), where one is named after it or claims its id; None where none is."""
+    for path in tree.under(f"{PROFILES}/{folder}"):
+        stem = posixpath.splitext(posixpath.basename(path))[0]
+        if not path.endswith((".yml", ".yaml")):
+            continue
+        text = tree.text(path) or ""
+        try:
+            data = YAML(typ="safe").load(text)
+        except YAMLError as exc:
+            if stem != ident:
+                continue
+            mark = getattr(exc, "problem_mark", None)
+            line = f":{mark.line + 1}" if mark is not None else ""
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else "invalid YAML"
+            return f"{path}{line}: not valid YAML ({first})"
+        if not isinstance(data, dict):
+            if stem == ident:
+                return f"{path}:1: not a mapping of {folder[:-1]} facts"
+            continue
+        raw = data.get("id")
+        if (stem == ident or str(raw) == ident) and not (isinstance(raw, str) and ID.match(raw)):
+            where = next((n for n, x in enumerate(text.splitlines(), 1) if x.startswith("id:")), 1)
+            return f"{path}:{where}: id {str(raw)[:80]!r} is not a valid id ({ID.pattern})"
+    return None
 
 
 def architecture(up: dict[str, Any]) -> dict[str, Any]:

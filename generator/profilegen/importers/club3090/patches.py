@@ -7,6 +7,7 @@ import posixpath
 from dataclasses import dataclass
 from typing import Any
 
+from ...errors import UsageError
 from .compose import ComposeFile
 from .source import Tree
 
@@ -35,7 +36,12 @@ class Mount:
 
 
 def patch_mounts(tree: Tree, compose: ComposeFile) -> list[Mount]:
-    """Folders and files mounted from the upstream tree, except the NVLink helper."""
+    """Folders and files mounted from the upstream tree, except the NVLink helper.
+
+    A patch folder the compose mounts must be files of the catalogue itself: one that is
+    missing, a symbolic link or holds one cannot be carried over, and is refused at the
+    compose line that mounts it (the container would start without the patch, or with
+    whatever the link points to)."""
     folder = posixpath.dirname(compose.path)
     out = []
     for volume in compose.volumes:
@@ -45,10 +51,31 @@ def patch_mounts(tree: Tree, compose: ComposeFile) -> list[Mount]:
         repo_path = posixpath.normpath(posixpath.join(folder, source))
         if repo_path.endswith("detect_nvlink.sh") or "/patches/" not in f"/{repo_path}/":
             continue
-        is_file = tree.is_file(repo_path)
-        if is_file or tree.under(repo_path):
-            out.append(Mount(repo_path, volume.target, is_file))
+        linked = [p for p in [repo_path, *tree.under(repo_path)] if tree.is_link(p)]
+        is_file = tree.is_file(repo_path) and not linked
+        if linked or not (is_file or tree.under(repo_path)):
+            raise UsageError(_unusable(tree, compose, source, repo_path, linked))
+        out.append(Mount(repo_path, volume.target, is_file))
     return out
+
+
+def _unusable(
+    tree: Tree, compose: ComposeFile, source: str, repo_path: str, linked: list[str]
+) -> str:
+    text = tree.text(compose.path) or ""
+    line = next((n for n, x in enumerate(text.splitlines(), 1) if source in x), None)
+    where = f"{compose.path}:{line}" if line else compose.path
+    at = tree.commit[:8] if tree.commit else "the work tree"
+    if not linked:
+        why = f"is missing at {at}"
+    elif linked[0] == repo_path:
+        why = f"is a symbolic link at {at}"
+    else:
+        why = f"holds a symbolic link ({linked[0]}) at {at}"
+    return (
+        f"{where}: the patch folder {repo_path} this compose mounts {why}: the import takes a "
+        "patch only from files of the catalogue itself, and the server would start without it"
+    )
 
 
 def python_path_mounts(pythonpath: str | None) -> set[str]:

@@ -9,6 +9,7 @@ from pathlib import Path
 from ...errors import UsageError
 
 GIT_TIMEOUT_S = 60
+LINK_MODE = "120000 "  # a symbolic link in `git ls-tree` (mode, type, object, tab, path)
 
 
 @dataclass
@@ -21,6 +22,7 @@ class Tree:
     _listing: list[str] | None = field(default=None, repr=False)
     _cache: dict[str, bytes | None] = field(default_factory=dict, repr=False)
     _set: frozenset[str] | None = field(default=None, repr=False)
+    _links: frozenset[str] = field(default=frozenset(), repr=False)
 
     @classmethod
     def open(cls, path: Path, rev: str | None) -> Tree:
@@ -37,7 +39,7 @@ class Tree:
         return cls(path, wanted, commit.decode().strip())
 
     def files(self) -> list[str]:
-        """Every file path at the revision, sorted."""
+        """Every file path at the revision, sorted (symbolic links included)."""
         if self._listing is None:
             if self.commit is None:
                 self._listing = sorted(
@@ -46,9 +48,20 @@ class Tree:
                     if p.is_file() and ".git" not in p.relative_to(self.root).parts
                 )
             else:
-                out = _git(self.root, "ls-tree", "-r", "--name-only", "-z", self.commit) or b""
-                self._listing = sorted(n for n in out.decode().split("\0") if n)
+                out = _git(self.root, "ls-tree", "-r", "-z", self.commit) or b""
+                entries = [e.split("\t", 1) for e in out.decode().split("\0") if "\t" in e]
+                self._listing = sorted(name for _, name in entries)
+                self._links = frozenset(n for mode, n in entries if mode.startswith(LINK_MODE))
         return self._listing
+
+    def is_link(self, path: str) -> bool:
+        """Whether the path, or a folder it is in, is a symbolic link at the revision."""
+        parts = path.strip("/").split("/")
+        prefixes = ["/".join(parts[: n + 1]) for n in range(len(parts))]
+        if self.commit is None:
+            return any((self.root / prefix).is_symlink() for prefix in prefixes)
+        self.files()
+        return any(prefix in self._links for prefix in prefixes)
 
     def is_file(self, path: str) -> bool:
         return path in self._file_set()
