@@ -128,3 +128,12 @@ def test_every_imported_row_is_on_its_page_and_every_chart_bar_is_a_record() -> 
                 getattr(ev.measured, kind) for ev in p.evidence if ev.rig == rect.get("data-rig")
             }
             assert float(rect.get("data-value", "nan")) in figures, (path, rect.attrib)
+
+
+def test_the_catalog_names_the_engine_bugs_a_profile_runs_into() -> None:
+    registry = open_registry(Path(__file__).resolve().parents[2])  # the whole catalogue
+    catalog = docs_plan(registry)["docs/CATALOG.md"].decode()
+    row = next(line for line in catalog.splitlines() if f"[`{SEED}`]" in line)
+    assert "| incubating<br>exposed to vllm#50021 |" in row
+    quiet = next(line for line in catalog.splitlines() if "[`deckard40b-dual-mtp`]" in line)
+    assert "exposed to" not in quiet  # exposures: [] (its compose names none)

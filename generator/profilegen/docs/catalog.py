@@ -123,6 +123,7 @@ class CatalogRow:
     prefill: str | None
     evidence: str | None
     siblings: str | None
+    exposures: str | None = None  # the known engine bugs it runs into, by issue
 
 
 @dataclass(frozen=True)
@@ -152,6 +153,7 @@ def _catalog_row(registry: Registry, p: Profile) -> CatalogRow:
         prefill=prefill_text(ev.measured) if ev else None,
         evidence=f"{ev.date}, {ev.rig}" if ev else None,
         siblings=", ".join(p.siblings) or None,
+        exposures=", ".join(e.issue for e in p.exposures or []) or None,
     )
 
 
