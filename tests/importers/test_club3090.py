@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 
+from profilegen.registry import open_registry
 from tests.support.cli import Run, invoke_in
 
 from .fixtures import LLAMA_COMPOSE, VLLM_COMPOSE, base_files, commit, write_tree
@@ -39,6 +41,18 @@ def run(root: Path, *args: str) -> Run:
     return invoke_in(root, *args)
 
 
+def _pinned_files(target: Path, upstream: Path) -> list[str]:
+    """The upstream files the imported remote patches pin (by sha256)."""
+    pins = {
+        f.sha256
+        for p in open_registry(target).patches.values()
+        if p.source.kind == "remote"
+        for f in p.source.files
+    }
+    found = [p for p in sorted(upstream.rglob("*")) if p.is_file() and ".git" not in p.parts]
+    return [str(p) for p in found if hashlib.sha256(p.read_bytes()).hexdigest() in pins]
+
+
 def snapshot(root: Path) -> dict[str, bytes]:
     return {
         p.relative_to(root).as_posix(): p.read_bytes()
@@ -52,6 +66,8 @@ def test_an_imported_catalogue_checks_clean(upstream: tuple[Path, str], target: 
     result = run(target, "import", "club3090", str(repo), "--rev", rev)
     assert result.code == 0, result.text
     assert "wrote registry/profiles/tiny-dual-fast.yaml" in result.out
+    # The lock pins a patch file only once its bytes are verified: offline, from the cache.
+    assert run(target, "cache", "add", *_pinned_files(target, repo)).code == 0
     for args in (("render", "--all"), ("lock", "--offline")):
         assert run(target, *args).code == 0
     check = run(target, "check")

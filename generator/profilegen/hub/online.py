@@ -15,7 +15,6 @@ from ..lockfile.lock import (
     Lock,
     declared_entry,
     entry_matches,
-    patch_entries,
     read_lock,
     resolved_entry,
 )
@@ -23,6 +22,7 @@ from ..registry import Registry
 from ..write import write_atomic
 from .client import offline, verify_artifacts
 from .deadline import MAX_SECONDS, Deadline
+from .patchpins import verified_pins
 from .types import ADVISORY_CODES, NETWORK_CODES, ArtifactResult, HubError, HubSettings
 
 
@@ -107,15 +107,18 @@ class Locked:
     resolved: int
     patch_files: int
     offline: bool
+    # Remote patch files the cache lacked offline: kept as the lock had them, not verified now.
+    patch_kept: tuple[str, ...] = ()
 
 
 def run_lock(registry: Registry, *, offline_only: bool, timeout: float | None = None) -> Locked:
     """Rewrites the lock file; resolves on the Hub unless offline (then keeps what is known)."""
     uses = artifact_uses(registry)
     previous = read_lock(registry.root) or Lock()
-    lock = Lock(patches=patch_entries(registry))
     problems: list[str] = []
     stay_offline = offline_only or offline()
+    pins = verified_pins(registry, previous, stay_offline, Deadline.start(timeout))
+    lock = Lock(patches=pins.entries)
     if stay_offline:
         for use in uses:
             old = previous.artifacts.get(use.key)
@@ -133,6 +136,7 @@ def run_lock(registry: Registry, *, offline_only: bool, timeout: float | None = 
                 click.echo(f"warning: {p.message}", err=True)
     if problems:
         raise ProfilegenError("lock not written:\n" + "\n".join(f"  {m}" for m in problems))
-    write_atomic(registry.root / LOCK_NAME, lock.to_bytes(), root=registry.root)
+    write_atomic(registry.root / LOCK_NAME, lock.to_bytes())
     resolved = sum(1 for e in lock.artifacts.values() if e.get("resolved"))
-    return Locked(len(lock.artifacts), resolved, len(lock.patches), stay_offline)
+    kept = tuple(pins.kept)
+    return Locked(len(lock.artifacts), resolved, len(lock.patches), stay_offline, kept)
