@@ -6,6 +6,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from profilegen.docs.catalog import docs_plan, md_cell
+from profilegen.docs.diff import setting_changes
 from profilegen.registry import open_registry
 from tests.support.cli import Invoke
 
@@ -137,3 +138,13 @@ def test_the_catalog_names_the_engine_bugs_a_profile_runs_into() -> None:
     assert "| incubating<br>exposed to vllm#50021 |" in row
     quiet = next(line for line in catalog.splitlines() if "[`deckard40b-dual-mtp`]" in line)
     assert "exposed to" not in quiet  # exposures: [] (its compose names none)
+
+
+def test_diff_leaves_out_where_advice_was_read() -> None:
+    """Sources and upstream's picks are prose, not settings; the exposures themselves differ."""
+    registry = open_registry(Path(__file__).resolve().parents[2])
+    fast, pick = registry.profiles["qwen38-27b-dual-fast"], registry.profiles["qwen38-27b-dual-max"]
+    changed = {c.what.split(".")[0] for c in setting_changes(fast, pick)}
+    assert not changed & {"best_for_source", "exposures_source", "recommendations"}
+    quiet = registry.profiles["deckard40b-dual-mtp"]
+    assert "exposures" in {c.what.split(".")[0] for c in setting_changes(fast, quiet)}

@@ -13,7 +13,7 @@ from ..model.evidence import has_decode, newest
 # Naming and prose, not behaviour: not compared.
 PROSE = {"id", "title", "upstream_key", "upstream_rev", "abstract", "extends", "evidence", "siblings",
          "alternatives", "notes", "caveats", "best_for", "template_note", "deviations",
-         "patches"}  # fmt: skip
+         "patches", "best_for_source", "exposures_source", "recommendations"}  # fmt: skip
 
 
 @dataclass(frozen=True)
