@@ -166,3 +166,18 @@ def test_check_warns_on_a_live_profile_that_does_not_say_it(
         "exposures": "tiny-dual-fast does not state its known exposures (engine bugs it runs into)",
     }[drop]
     assert f"tiny-dual-fast.yaml:{line}: warning: [advice] {said}" in check.out, check.text
+
+
+@pytest.mark.parametrize(
+    "use", ["x" * 81, "agents\x07 that ring", "agents\x1b[31m in red"], ids=["long", "bel", "ansi"]
+)
+def test_a_use_that_is_no_short_plain_phrase_is_not_taken(
+    tmp_path: Path, target: Path, use: str
+) -> None:
+    page = DUAL_PAGE.replace("IDE coding agents", use)
+    repo, rev = _catalogue(tmp_path, {"docs/DUAL_CARD.md": page})
+    result = run(target, "import", "club3090", str(repo), "--rev", rev)
+    assert result.code == 0, result.text
+    fast = _profile(target, "tiny-dual-fast")
+    assert fast["best_for"] == "one user or agent at long context, accuracy before throughput"
+    assert all("recommended for" not in r["says"] for r in fast["recommendations"])

@@ -26,8 +26,8 @@ _EXPOSED = re.compile(r"exposed to (?:open |OPEN )?\[?(?:vllm|llama\.cpp|sglang|
 _ALL_OF = re.compile(r"\b(?:All|Every) (?P<model>[a-z][\w.-]*) slugs\b")
 _BOTH_MULTI = re.compile(r"\bBoth (?P<model>[a-z][\w.-]*) multi slugs\b")
 _MITIGATE = re.compile(r"Mitigat\w* with `(?P<how>[A-Z_]+=[\w.-]+)`")
-_RECOMMENDED = re.compile(r"\*\*Strongly recommended for (?P<use>[^*]+?)\*\*")
-_PICK = re.compile(r"(?:\*\*The |⭐ )(?P<use>[a-z][\w-]*) pick\b")
+_RECOMMENDED = re.compile(r"\*\*Strongly recommended for (?P<use>[^*\x00-\x1f\x7f]{1,80}?)\*\*")
+_PICK = re.compile(r"(?:\*\*The |⭐ )(?P<use>[a-z][\w-]{0,40}) pick\b")
 _STREAMS = re.compile(r"flat to N=(?P<flat>\d+) streams.*?at N=(?P<knee>\d+)")
 _TIE = re.compile(
     r"(?P<a>\w+) and (?P<b>\w+) are a tie on quality.*?(?P<x>\d+)/(?P<n>\d+) vs (?P<y>\d+)/\d+"
