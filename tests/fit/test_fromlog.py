@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -167,13 +168,17 @@ def test_record_adds_the_boot_as_evidence(repo: Path) -> None:
     registry = open_registry(repo)
     ev = registry.profiles[MTP].evidence[-1]
     assert ev.key and ev.key.startswith("qwen38-27b-dual-fast-") and ev.engine is None
-    assert ev.source == "boot log vllm-0.27.1-dual-fast.log (profilegen fit log)"
+    assert re.fullmatch(
+        r"boot log vllm-0\.27\.1-dual-fast\.log \(profilegen fit log, sha256 [0-9a-f]{16}\)",
+        ev.source,
+    )
     assert (ev.measured.kv_pool_tokens, ev.measured.max_concurrency) == (499_666, 1.91)
     assert ev.measured.kv_available_bytes == round(9.05 * GIB)
+    before = (repo / "registry/profiles/qwen38-27b-dual-fast.yaml").read_text()
     again = invoke_in(repo, "fit", "log", str(VLLM), "--record")
     assert again.code == 0
-    keys = [e.key for e in open_registry(repo).profiles[MTP].evidence]
-    assert len(keys) == len(set(keys))  # a second record gets its own key
+    assert f"this log is already recorded as {ev.key} in registry/profiles/" in again.err
+    assert (repo / "registry/profiles/qwen38-27b-dual-fast.yaml").read_text() == before
 
 
 def test_record_needs_a_registry_rig(repo: Path) -> None:

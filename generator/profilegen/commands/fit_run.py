@@ -9,7 +9,6 @@ from typing import Any
 
 import click
 
-from ..authoring.evidence import record_evidence
 from ..errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from ..fit.calibrate import (
     TOLERANCE,
@@ -18,7 +17,7 @@ from ..fit.calibrate import (
     calibration_points,
     profile_points,
 )
-from ..fit.fromlog import LogFit, evidence_record, fit_log
+from ..fit.fromlog import LogFit, fit_log
 from ..fit.logs import MAX_LOG_BYTES, LogError, parse_log
 from ..fit.predict import FitOptions, fit_profile, read_lock_or_none
 from ..fit.refit import constant_checks, leave_one_out
@@ -31,6 +30,7 @@ from ..fit.report import (
 )
 from ..registry import Registry, find_profile
 from ..registry.files import NotRegular, file_kind, read_regular
+from .fit_record import record_log
 
 
 def _points_json(points: list[CalibrationPoint]) -> list[dict[str, Any]]:
@@ -99,8 +99,9 @@ def _read_log(path: Path) -> str:
 
 def run_fit_log(registry: Registry, path: Path, opts: FitOptions) -> int:
     """Predicted vs measured for one boot log; with --record, the boot becomes evidence."""
+    text = _read_log(path)
     try:
-        log = parse_log(_read_log(path))
+        log = parse_log(text)
     except LogError as exc:
         raise UsageError(f"{path}: {exc}") from None
     lock = read_lock_or_none(registry)
@@ -118,11 +119,5 @@ def run_fit_log(registry: Registry, path: Path, opts: FitOptions) -> int:
     else:
         click.echo(format_log_fit(fit))
     if opts.record:
-        rig = opts.rig or registry.profiles[fit.profile].rig
-        if rig not in registry.rigs:
-            raise UsageError(
-                f"--record needs a registry rig; {rig!r} is not one (add it under registry/rigs/)"
-            )
-        rel = record_evidence(registry, fit.profile, evidence_record(fit, path, rig))
-        click.echo(f"recorded the boot as evidence in {rel}", err=True)
+        record_log(registry, path, text, fit, opts.rig)
     return EXIT_OK

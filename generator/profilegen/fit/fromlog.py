@@ -320,9 +320,14 @@ def fit_log(registry: Registry, log: BootLog, opts: FitOptions, lock: Lock | Non
 
 
 def evidence_record(
-    fit: LogFit, source: Path, rig: str, today: datetime.date | None = None
+    fit: LogFit,
+    source: Path,
+    rig: str,
+    today: datetime.date | None = None,
+    digest: str | None = None,
 ) -> dict[str, Any]:
-    """The evidence entry `--record` adds to the profile."""
+    """The evidence entry `--record` adds to the profile; `digest` (of the log's text) lets a
+    second recording of the same log find the first."""
     day = (today or datetime.datetime.now(datetime.timezone.utc).date()).isoformat()
     log = fit.log
     measured: dict[str, Any] = {}
@@ -354,7 +359,8 @@ def evidence_record(
     }
     if fit.engine != fit.profile_engine:
         record["engine"] = fit.engine
-    record["source"] = f"boot log {source.name} (profilegen fit log)"
+    named = f"boot log {source.name} (profilegen fit log"
+    record["source"] = f"{named}, sha256 {digest})" if digest else f"{named})"
     if log.version:
         record["summary"] = f"{log.engine} {log.version}"
     if fit.settings:

@@ -15,6 +15,7 @@ Only regular expressions and `ast.literal_eval` read the text: nothing in it is 
 from __future__ import annotations
 
 import ast
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,7 +26,9 @@ from ..units import GIB, MIB
 MAX_LOG_BYTES = 64 << 20
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_NUM = r"([\d.]+)"
+# Any word where a figure stands: a value that is no finite, non-negative number (nan, -3,
+# inf) is refused with its line, never skipped or summed.
+_NUM = r"([\w.+-]+?)"
 _VLLM = {
     "version": re.compile(
         r"vLLM API server version ([0-9][\w.+-]*)|LLM engine \(v([0-9][\w.+-]*)\)"
@@ -34,9 +37,9 @@ _VLLM = {
     "loading": re.compile(r"Model loading took " + _NUM + r" ?GiB"),
     "available": re.compile(r"Available KV cache memory: " + _NUM + r" ?GiB"),
     "pinned": re.compile(r"reserved " + _NUM + r" GiB memory for KV Cache as specified by"),
-    "tokens": re.compile(r"GPU KV cache size: ([\d,]+) tokens"),
+    "tokens": re.compile(r"GPU KV cache size: ([\w.,+-]+) tokens"),
     "concurrency": re.compile(
-        r"Maximum concurrency for ([\d,]+) tokens per request: " + _NUM + r"x"
+        r"Maximum concurrency for ([\w.,+-]+) tokens per request: " + _NUM + r"x"
     ),
     "graphs": re.compile(r"Estimated CUDA graph memory: " + _NUM + r" GiB total"),
 }
@@ -46,7 +49,7 @@ _LLAMA = {
     "build": re.compile(r"\bbuild:? (\d+) \(([0-9a-z]+)\)"),
     "file": re.compile(r"loaded meta data with \d+ key-value pairs and \d+ tensors from (\S+)"),
     "buffer": re.compile(
-        _PREFIX + r"\w+:\s+(\S+)\s+(model|KV|RS|compute) buffer size =\s+" + _NUM + " MiB"
+        _PREFIX + r"\w+:\s+(\S+)\s+(model|KV|RS|compute) buffer size =\s+" + _NUM + r" MiB"
     ),
     "context": re.compile(_PREFIX + r"llama_context: constructing llama_context"),
     "n_ctx": re.compile(_PREFIX + r"\w+: n_ctx\s+= (\d+)"),
@@ -58,11 +61,17 @@ _LLAMA = {
 }
 _GPU = ("CUDA", "ROCM", "VULKAN")
 _SGLANG = {
-    "tokens": re.compile(r"KV Cache is allocated\. #tokens: (\d+)"),
+    "tokens": re.compile(r"KV Cache is allocated\. #tokens: ([\w.+-]+)"),
     "summary": re.compile(
         r"max_total_num_tokens=(\d+),.*?max_running_requests=(\d+), context_len=(\d+)"
     ),
     "weights": re.compile(r"Load weight end\..*?mem usage=" + _NUM + " GB"),
+}
+# The cards a llama.cpp boot names: "- CUDA0 : NVIDIA H200 (143155 MiB, ...)" (recent
+# builds), "Device 0: NVIDIA GeForce RTX 3090, compute capability 8.6" (older ones).
+_DEVICES = {
+    "listed": re.compile(r"-\s+(CUDA\d+)\s+:\s+(.+?) \((\d+) MiB, \d+ MiB free\)"),
+    "found": re.compile(r"\bDevice (\d+): (.+?), compute capability"),
 }
 
 
@@ -98,10 +107,34 @@ class BootLog:
     compute: list[dict[str, int]] = field(default_factory=list)
     context_len: int | None = None
     running_requests: int | None = None
+    # The cards the log names (llama.cpp): device -> (name, MiB or None).
+    devices: dict[str, tuple[str, int | None]] = field(default_factory=dict)
+    # Bytes of GPU buffers on each device, and the line that last added to them.
+    device_bytes: dict[str, int] = field(default_factory=dict)
+    device_line: dict[str, int] = field(default_factory=dict)
+    line_no: int = 0  # the line being read
 
 
-def _gib(text: str) -> int:
-    return round(float(text) * GIB)
+def _number(log: BootLog, text: str, what: str) -> float:
+    """A figure of the line being read: finite and not negative, else the log is refused."""
+    try:
+        value = float(text.replace(",", ""))
+    except ValueError:
+        value = float("nan")
+    if not math.isfinite(value) or value < 0:
+        raise LogError(f"line {log.line_no}: {what} is {text!r}, not a size a boot can log")
+    return value
+
+
+def _whole(log: BootLog, text: str, what: str) -> int:
+    value = _number(log, text, what)
+    if not value.is_integer():
+        raise LogError(f"line {log.line_no}: {what} is {text!r}, not a whole number")
+    return int(value)
+
+
+def _gib(log: BootLog, text: str, what: str) -> int:
+    return round(_number(log, text, what) * GIB)
 
 
 _PAIR = re.compile(
@@ -136,19 +169,21 @@ def _vllm_line(log: BootLog, line: str) -> None:
     if m := p["args"].search(line):
         log.args = _literal(m.group(1)) or log.args
     if m := p["loading"].search(line):
-        log.weights_loaded_bytes = max(log.weights_loaded_bytes or 0, _gib(m.group(1)))
+        loaded = _gib(log, m.group(1), "the model loading size")
+        log.weights_loaded_bytes = max(log.weights_loaded_bytes or 0, loaded)
     if m := p["available"].search(line):
-        value = _gib(m.group(1))
+        value = _gib(log, m.group(1), "the available KV cache memory")
         log.kv_available_bytes = min(log.kv_available_bytes or value, value)
     if m := p["pinned"].search(line):
-        log.kv_pinned_bytes = _gib(m.group(1))
+        log.kv_pinned_bytes = _gib(log, m.group(1), "the reserved KV cache memory")
     if m := p["tokens"].search(line):
-        log.kv_pool_tokens = int(m.group(1).replace(",", ""))
+        log.kv_pool_tokens = _whole(log, m.group(1), "the GPU KV cache size")
     if m := p["concurrency"].search(line):
-        log.concurrency_len = int(m.group(1).replace(",", ""))
-        log.max_concurrency = float(m.group(2))
+        log.concurrency_len = _whole(log, m.group(1), "the tokens per request")
+        log.max_concurrency = _number(log, m.group(2), "the maximum concurrency")
     if m := p["graphs"].search(line):
-        log.cuda_graph_bytes = max(log.cuda_graph_bytes or 0, _gib(m.group(1)))
+        graphs = _gib(log, m.group(1), "the CUDA graph memory")
+        log.cuda_graph_bytes = max(log.cuda_graph_bytes or 0, graphs)
 
 
 def _is_gpu(device: str) -> bool:
@@ -163,23 +198,40 @@ def _buffer(log: BootLog, device: str, kind: str, size: int) -> None:
     elif _is_gpu(device):
         log.buffers[kind] = log.buffers.get(kind, 0) + size
         log.gpu_buffers.setdefault(kind, []).append(size)
+        _on_device(log, device, size)
     elif kind != "model" or device.upper() in ("CPU", "CPU_MAPPED"):
         # The host's own copy of the weights (a repacked copy for the CPU's kernels is not).
         log.host_buffers[kind] = log.host_buffers.get(kind, 0) + size
 
 
+def _on_device(log: BootLog, device: str, size: int) -> None:
+    log.device_bytes[device] = log.device_bytes.get(device, 0) + size
+    log.device_line[device] = log.line_no
+    _within_the_card(log, device)
+
+
+def _device(log: BootLog, line: str) -> None:
+    if m := _DEVICES["listed"].search(line):
+        log.devices.setdefault(m.group(1), (m.group(2).strip(), int(m.group(3))))
+    elif m := _DEVICES["found"].search(line):
+        log.devices.setdefault(f"CUDA{m.group(1)}", (m.group(2).strip(), None))
+
+
 def _llama_line(log: BootLog, line: str) -> None:
     p = _LLAMA
+    _device(log, line)
     if (m := p["build"].search(line)) and log.version is None:
         log.version = f"b{m.group(1)}"
     if (m := p["file"].search(line)) and log.model_file is None:
         log.model_file = m.group(1)
     if (m := p["tensors"].search(line)) and log.tensor_bytes is None:
-        log.tensor_bytes = round(float(m.group(1)) * (GIB if m.group(2) == "GiB" else MIB))
+        size = _number(log, m.group(1), "the file size")
+        log.tensor_bytes = round(size * (GIB if m.group(2) == "GiB" else MIB))
     if p["context"].search(line):
         log.compute.append({})
     if m := p["buffer"].search(line):
-        _buffer(log, m.group(1), m.group(2), round(float(m.group(3)) * MIB))
+        size = _number(log, m.group(3), f"the {m.group(2)} buffer size on {m.group(1)}")
+        _buffer(log, m.group(1), m.group(2), round(size * MIB))
     if (m := p["n_ctx"].search(line)) and log.n_ctx is None:
         log.n_ctx = int(m.group(1))
     if (m := p["ubatch"].search(line)) and log.n_ubatch is None:
@@ -195,13 +247,13 @@ def _llama_line(log: BootLog, line: str) -> None:
 def _sglang_line(log: BootLog, line: str) -> None:
     p = _SGLANG
     if m := p["tokens"].search(line):
-        log.kv_pool_tokens = int(m.group(1))
+        log.kv_pool_tokens = _whole(log, m.group(1), "the KV cache's #tokens")
     if m := p["summary"].search(line):
         log.kv_pool_tokens = log.kv_pool_tokens or int(m.group(1))
         log.running_requests = int(m.group(2))
         log.context_len = int(m.group(3))
     if m := p["weights"].search(line):
-        log.weights_loaded_bytes = _gib(m.group(1))
+        log.weights_loaded_bytes = _gib(log, m.group(1), "the weights' memory usage")
 
 
 def detect_engine(text: str) -> str:
@@ -225,6 +277,7 @@ def _sum_compute(log: BootLog) -> None:
             if _is_gpu(device):
                 log.buffers["compute"] = log.buffers.get("compute", 0) + size
                 log.gpu_buffers.setdefault("compute", []).append(size)
+                log.device_bytes[device] = log.device_bytes.get(device, 0) + size
             else:
                 log.host_buffers["compute"] = log.host_buffers.get("compute", 0) + size
 
@@ -237,8 +290,10 @@ def parse_log(text: str) -> BootLog:
     if model is None:
         raise LogError(f"no memory model reads a {family(log.engine).label} log")
     read = READERS[model]
-    for line in text.splitlines():
+    for number, line in enumerate(text.splitlines(), start=1):
+        log.line_no = number
         read(log, line.rstrip())
+    _within_the_cards(log)
     if (
         fit_model(log.engine) == "pool"
         and log.kv_pool_tokens is None
@@ -255,3 +310,22 @@ def parse_log(text: str) -> BootLog:
     if fit_model(log.engine) == "static-fraction" and log.kv_pool_tokens is None:
         raise LogError("the SGLang log ends before the KV cache was allocated")
     return log
+
+
+def _within_the_cards(log: BootLog) -> None:
+    for device in log.device_bytes:
+        _within_the_card(log, device)
+
+
+def _within_the_card(log: BootLog, device: str) -> None:
+    """The buffers a boot logs on a card fit in that card's memory, where the log names it
+    (a log repeating its lines sums past any card)."""
+    named = log.devices.get(device)
+    used = log.device_bytes.get(device, 0)
+    if named is None or named[1] is None or used <= named[1] * MIB:
+        return
+    raise LogError(
+        f"line {log.device_line.get(device, log.line_no)}: the buffers on {device} sum to "
+        f"{used / GIB:,.1f} GiB, more than the {named[1] / 1024:,.1f} GiB of its {named[0]}: "
+        "not one boot's log"
+    )
