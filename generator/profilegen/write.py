@@ -37,23 +37,28 @@ class LinkRefused(OSError):
     root; `filename` is the link, relative to the root."""
 
 
-def link_on(root: Path, path: Path) -> Path | None:
+def link_on(root: Path, path: Path, clear: set[str] | None = None) -> Path | None:
     """The outermost entry below `root` on the way to `path` (itself included) that is a
     symlink, else None; a part that does not exist yet has nothing below it. `path` is taken
-    as written: under `root`, with no `..` (else ValueError)."""
+    as written: under `root`, with no `..` (else ValueError). `clear`: entries already found
+    to be no symlink, kept up to date (many paths share their folders)."""
     top = root.parts
     below = path.parts[len(top) :]
     if path.parts[: len(top)] != top or ".." in below:
         raise ValueError(f"{path} is not a path inside {root}")
-    current = root
+    current = os.fspath(root)
     for part in below:
-        current = current / part
+        current = f"{current}{os.sep}{part}"
+        if clear is not None and current in clear:
+            continue
         try:
-            mode = current.lstat().st_mode
+            mode = os.lstat(current).st_mode
         except OSError:
             return None
         if stat.S_ISLNK(mode):
-            return current
+            return Path(current)
+        if clear is not None:
+            clear.add(current)
     return None
 
 
@@ -70,16 +75,14 @@ def link_reason(root: Path, link: Path) -> str:
 
 
 def refuse_links(root: Path, paths: Iterable[Path]) -> None:
-    """Raises LinkRefused for the first path (sorted) that is or passes through a symlink
-    below `root`; a folder shared by many paths is looked at once."""
-    clear: set[Path] = set()
-    for path in sorted(paths):
-        start = path.parent if path.parent in clear else root
-        link = link_on(start, path)
+    """Raises LinkRefused for the first path (in order) that is or passes through a symlink
+    below `root`."""
+    clear: set[str] = set()
+    for path in sorted(paths, key=os.fspath):
+        link = link_on(root, path, clear)
         if link is not None:
             rel = os.path.relpath(link, root)
             raise LinkRefused(errno.ELOOP, f"{link_reason(root, link)}: {NO_LINKS}", rel)
-        clear.add(path.parent)
 
 
 def umask() -> int:

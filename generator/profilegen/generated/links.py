@@ -53,9 +53,14 @@ def _walk(root: Path, folder: str) -> list[str]:
 def links(root: Path, folders: Iterable[str], paths: Iterable[str] = ()) -> dict[str, str]:
     """Every symlink below `root` in `folders` or on the way to one of `paths` (relative to
     `root`), by its relative path, with the sentence that reports it."""
+    folders = list(folders)
     found = {rel for folder in folders for rel in _walk(root, folder)}
+    walked = tuple(f"{folder}/" for folder in folders)
+    clear: set[str] = set()
     for rel in paths:
-        link = link_on(root, root / rel)
+        if rel.startswith(walked):
+            continue  # any link on its way is one the walk found
+        link = link_on(root, root / rel, clear)
         if link is not None:
             found.add(os.path.relpath(link, root))
     rels = sorted(Path(rel).as_posix() for rel in found)
