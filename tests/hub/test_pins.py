@@ -5,6 +5,7 @@ test's own (no network)."""
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -12,14 +13,27 @@ import pytest
 from profilegen.check.rules import CheckContext
 from profilegen.check.rules.lockfile import lock as lock_rule
 from profilegen.registry import open_registry
+from tests.hub.test_fetch import (
+    DRAFTER_REPO,
+    SEED,
+    WEIGHTS_DIR,
+    WEIGHTS_REPO,
+    add_seed_repos,
+    lock_repos,
+)
 from tests.support.blackhole import Blackhole
 from tests.support.cli import invoke_in
+from tests.support.fakehub import FakeFile, FakeHub
 from tests.support.repo import copy_repo
 
 PATCH = "registry/patches/google-canonical-chat-template-vllm-v0271.yaml"
 KEY = "google-canonical-chat-template-vllm-v0271/chat_template.jinja"
 PINNED = "ae53464bf3be25802b3a5b37def7fd89667067d7577049b3b2d74c4d8de4c6d4"
 BODY = b"{{ messages }}\n"
+UNPINNED_WORDS = (
+    "UNPINNED: revision main is a branch, so fetch downloads whatever it holds that day (pin a "
+    "commit as its revision, or run `profilegen lock` online)"
+)
 
 
 @pytest.fixture
@@ -115,3 +129,83 @@ def test_online_a_changed_pin_whose_host_does_not_answer_is_not_written(
         "profilegen.lock.json pins sha256 ae53464bf3be… for it"
     ) in run.err.splitlines()
     assert (scratch / "profilegen.lock.json").read_bytes() == before
+
+
+# -- weights: unpinned is said; what fetch downloaded is recorded and held ----------------------
+
+
+@pytest.fixture
+def hubbed(tmp_path: Path, isolated_hub_env: None, hub: FakeHub) -> Path:
+    """A copy of the repository whose seed profile's repos are on the fake Hub; the lock, as
+    shipped, has not resolved them."""
+    add_seed_repos(hub)
+    return copy_repo(tmp_path / "repo")
+
+
+def test_unpinned_weights_are_said_by_list_show_and_a_dry_run(hubbed: Path, tmp_path: Path) -> None:
+    rows = json.loads(invoke_in(hubbed, "list", "--format", "json").out)
+    assert [r["weights_pinned"] for r in rows if r["id"] == SEED] == [False]
+    table = invoke_in(hubbed, "list").out.splitlines()
+    assert table[0].endswith("  PINNED")
+    assert [ln.split()[-1] for ln in table if ln.startswith(f"{SEED} ")] == ["UNPINNED"]
+    shown = json.loads(invoke_in(hubbed, "show", SEED, "--format", "json").out)
+    assert shown["resolved"]["artifacts"]["weights"]["pin"] == UNPINNED_WORDS
+    plan = invoke_in(hubbed, "fetch", SEED, "--model-dir", str(tmp_path / "m"), "--dry-run")
+    assert plan.code == 0, plan.text
+    assert f"  {UNPINNED_WORDS}" in plan.out.splitlines()
+
+
+def test_weights_the_lock_resolved_are_pinned_to_its_commit(
+    hubbed: Path, hub: FakeHub, tmp_path: Path
+) -> None:
+    weights = hub.repos[WEIGHTS_REPO]
+    lock_repos(hubbed, [weights, hub.repos[DRAFTER_REPO]])
+    shown = json.loads(invoke_in(hubbed, "show", SEED, "--format", "json").out)
+    assert shown["resolved"]["artifacts"]["weights"]["pin"] == (
+        f"pinned to commit {weights.head[:12]} (profilegen.lock.json resolved main)"
+    )
+    rows = json.loads(invoke_in(hubbed, "list", "--format", "json").out)
+    assert [r["weights_pinned"] for r in rows if r["id"] == SEED] == [True]
+
+
+def test_fetch_records_what_it_downloaded_and_a_later_file_with_other_bytes_fails(
+    hubbed: Path, hub: FakeHub, tmp_path: Path
+) -> None:
+    models = tmp_path / "models"
+    first = invoke_in(hubbed, "fetch", SEED, "--model-dir", str(models))
+    assert first.code == 0, first.text
+    assert (
+        f"  {UNPINNED_WORDS}; the sha256 of what came is recorded in .profilegen-fetched.json"
+        in first.out.splitlines()
+    )
+    shard = "model-00002-of-00002.safetensors"
+    record = json.loads((models / ".profilegen-fetched.json").read_text())
+    weights = hub.repos[WEIGHTS_REPO]
+    old = weights.head
+    entry = record["artifacts"]["qwen3.8-27b/autoround-fast"]
+    assert entry["commit"] == old
+    assert entry["files"][shard] == hashlib.sha256(b"\x01\x02" * 1500).hexdigest()
+    # (verify also holds the fake repos' few bytes to the registry's declared gigabytes)
+    first_verify = invoke_in(hubbed, "verify", SEED, "--model-dir", str(models))
+    assert f"  {UNPINNED_WORDS}" in first_verify.out.splitlines()
+    assert "is not what `profilegen fetch` downloaded" not in first_verify.out
+
+    # The branch moves: the shard has other bytes (of the same size) at the new head.
+    files = {p: f for p, f in weights.commits[old].items()}
+    files[shard] = FakeFile(b"\x03\x04" * 1500)
+    weights.commit(files)
+    later = invoke_in(hubbed, "fetch", SEED, "--model-dir", str(models))
+    assert later.code == 1
+    path = models / WEIGHTS_DIR / shard
+    now, then = (hashlib.sha256(b * 1500).hexdigest()[:16] for b in (b"\x03\x04", b"\x01\x02"))
+    said = (
+        f"  {path}: sha256 {now}… is not what `profilegen fetch` downloaded at commit {old[:12]} "
+        f"({then}…, recorded in "
+        f"{models / '.profilegen-fetched.json'}): the file changed since (its branch moved, or "
+        f"it was replaced); pin the artifact's revision to {old} to get those, or delete that "
+        "record to take the new bytes"
+    )
+    assert said in later.err.splitlines()
+    again = invoke_in(hubbed, "verify", SEED, "--model-dir", str(models))
+    assert again.code == 1
+    assert said in again.out.splitlines()

@@ -9,6 +9,7 @@ import click
 
 from ..lockfile.artifacts import artifact_uses
 from ..lockfile.lock import read_lock
+from ..lockfile.pins import pin_label, pin_of
 from ..registry import Registry
 
 
@@ -32,12 +33,15 @@ def artifact_rows(registry: Registry) -> list[dict[str, Any]]:
             }
             for p in use.artifact.files
         ]
+        pin = pin_of(use.artifact, entry or None)
         rows.append(
             {
                 "key": use.key,
                 "repo": use.artifact.repo,
                 "revision": use.artifact.revision,
                 "commit": entry.get("commit") if entry.get("resolved") else None,
+                "pinned": pin.pinned,
+                "pin": pin_label(use.artifact, pin),
                 "kind": use.artifact.kind,
                 "files": files,
                 "declared_size_bytes": use.artifact.size_bytes,
@@ -59,5 +63,11 @@ def run_artifacts(registry: Registry, fmt: str) -> int:
         size = row["declared_size_bytes"]
         shown = f"{size / 1e9:.2f} GB" if size is not None else "size not declared"
         click.echo(f"{row['key']}\n  {row['repo']}@{rev}  {shown}  [{files}]")
+        click.echo(f"  {row['pin']}")
         click.echo(f"  used by: {used}")
+    pinned = sum(row["pinned"] for row in rows)
+    click.echo(
+        f"{pinned} of {len(rows)} artifacts pinned to a commit; the other {len(rows) - pinned} "
+        "are UNPINNED (fetch downloads whatever their branch holds that day)"
+    )
     return 0

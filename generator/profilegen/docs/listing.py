@@ -36,6 +36,7 @@ COLUMNS = (
     "kv_cache_dtype",
     "max_model_len",
     "spec_n",
+    "pinned",
 )
 # Seen from a rig: its measured speed (and where it was measured), and the verdict.
 RIG_COLUMNS = (
@@ -49,6 +50,7 @@ RIG_COLUMNS = (
     "tok_s",
     "measured_on",
     "fit",
+    "pinned",
 )
 
 
@@ -201,6 +203,8 @@ def run_list(registry: Registry, opts: ListOptions) -> int:
         click.echo(json.dumps(rows, indent=2))
         return 0
     columns: tuple[str, ...] = COLUMNS
+    # The weights are one commit, or UNPINNED: whatever a branch holds when fetched.
+    rows = [dict(r, pinned="yes" if r["weights_pinned"] else "UNPINNED") for r in rows]
     if rig is not None:
         cards = " + ".join(registry.gpus[g].name for g in rig.cards)
         click.echo(f"rig {rig.id}: {cards or f'{rig.count} x {registry.gpus[rig.gpu].name}'}; "

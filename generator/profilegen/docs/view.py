@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..lockfile.artifacts import profile_artifacts
+from ..lockfile.lock import Lock
+from ..lockfile.pins import lock_or_none, lock_pin, pin_label
 from ..model import Profile
 from ..model.model import FactOrigin, Model
 from ..registry import Registry
@@ -13,8 +15,11 @@ from ..render import container_name, served_names
 
 def artifact_view(registry: Registry, profile: Profile) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    lock = lock_or_none(registry.root)
     for role, key, artifact in profile_artifacts(registry, profile):
         data = {"key": key, **artifact.model_dump(mode="json"), "size_bytes": artifact.size_bytes}
+        # Whether fetch downloads one commit or whatever a branch holds (lockfile/pins.py).
+        data["pin"] = pin_label(artifact, lock_pin(artifact, key, lock))
         out[role] = data
     return out
 
@@ -98,6 +103,7 @@ def model_view(registry: Registry, model: Model) -> dict[str, Any]:
 
 
 def list_rows(registry: Registry) -> list[dict[str, Any]]:
+    lock = lock_or_none(registry.root)
     rows = []
     for profile in registry.concrete_profiles():
         engine = registry.engines[profile.engine]
@@ -111,6 +117,7 @@ def list_rows(registry: Registry) -> list[dict[str, Any]]:
                 "image": engine.image_ref,
                 "model": profile.model,
                 "weights": profile.weights,
+                "weights_pinned": _weights_pinned(registry, profile, lock),
                 "drafter": profile.drafter.id if profile.drafter else None,
                 "spec_n": profile.drafter.width if profile.drafter else 0,
                 "rig": profile.rig,
@@ -123,3 +130,11 @@ def list_rows(registry: Registry) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def _weights_pinned(registry: Registry, profile: Profile, lock: Lock | None) -> bool:
+    """Whether every artifact the profile mounts is pinned to a commit (lockfile/pins.py)."""
+    return all(
+        lock_pin(artifact, key, lock).pinned
+        for _role, key, artifact in profile_artifacts(registry, profile)
+    )

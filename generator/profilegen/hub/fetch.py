@@ -15,12 +15,15 @@ from ..errors import NetworkError, ProfilegenError
 from ..lockfile.artifacts import SIZE_TOLERANCE, artifact_uses, profile_artifacts
 from ..lockfile.lock import LOCK_NAME, bad_names, entry_matches, read_lock
 from ..lockfile.paths import shown
+from ..lockfile.pins import Pin, pin_label
 from ..model import Profile
 from ..model.model import Artifact
 from ..registry import Registry, find_profile
 from .client import offline
 from .deadline import Deadline
 from .download import fetch_artifact
+from .fetched import FETCHED_NAME as FETCHED
+from .fetched import Fetched, held_problems, hold_downloaded
 from .types import NETWORK_CODES, ArtifactRequest, HubError, HubSettings
 from .verify import Expected, Record, check_declared_size, check_files, human
 
@@ -58,6 +61,20 @@ class Need:
     def revision(self) -> str | None:
         # The locked commit pins what the sha256 values describe, even for a branch revision.
         return self.commit or self.artifact.revision
+
+    @property
+    def pin(self) -> Pin:
+        """The commit fetch downloads (the registry's, or the lock's), or none: a branch."""
+        if self.artifact.pinned:
+            return Pin(self.artifact.revision, "registry")
+        return Pin(self.commit, "lock") if self.commit else Pin(None, None)
+
+    @property
+    def unlocked(self) -> list[str]:
+        """The files the lock has no sha256 for: `fetch` records theirs (hub/fetched.py)."""
+        if self.locked is None:
+            return list(self.files)
+        return [f.path for f in self.locked if f.sha256 is None]
 
     @property
     def files(self) -> tuple[str, ...]:
@@ -156,6 +173,8 @@ def _identity(need: Need, revision: str | None) -> dict[str, Any]:
         "key": need.key,
         "repo": need.artifact.repo,
         "revision": revision,
+        "pinned": need.pin.pinned,
+        "pin": pin_label(need.artifact, need.pin),
         "target": str(need.target),
         "local_dir": need.artifact.local_dir,
     }
@@ -176,8 +195,9 @@ def _plan_object(
 
 
 def _print_plan(obj: dict[str, Any]) -> None:
-    rev = obj["revision"] or "main (unpinned)"
+    rev = obj["revision"] or "main"
     click.echo(f"{obj['role']}: {obj['repo']} @ {rev} -> {obj['target']}  [from {obj['source']}]")
+    click.echo(f"  {obj['pin']}")
     if obj["whole_repo"]:
         size = obj["declared_size_bytes"]
         about = f"about {human(size)} declared" if size is not None else "size not declared"
@@ -198,9 +218,17 @@ def _print_plan(obj: dict[str, Any]) -> None:
 # -- fetch and verify ---------------------------------------------------------------------------
 
 
-def _verify_offline(need: Need, record: Record) -> tuple[dict[str, Any], list[str]]:
+def _verify_offline(
+    need: Need, record: Record, fetched: Fetched
+) -> tuple[dict[str, Any], list[str]]:
     """Offline (--offline, HF_HUB_OFFLINE): nothing can be downloaded, so only check what is
-    already there."""
+    already there (files the lock has no sha256 for: against what fetch recorded)."""
+    held = held_problems(need.key, need.target, need.unlocked, fetched, record)
+    obj, problems = _verify_there(need, record)
+    return obj, held + problems
+
+
+def _verify_there(need: Need, record: Record) -> tuple[dict[str, Any], list[str]]:
     if need.locked is not None:
         problems = verify_local(need, record)
         missing = [p for p in problems if p.endswith(": missing")]
@@ -221,7 +249,7 @@ def _verify_offline(need: Need, record: Record) -> tuple[dict[str, Any], list[st
 
 
 def _fetch_one(
-    need: Need, progress: bool, deadline: Deadline, record: Record
+    need: Need, progress: bool, deadline: Deadline, record: Record, fetched: Fetched
 ) -> tuple[dict[str, Any], list[str]]:
     sizes = {f.path: f.size for f in need.locked or ()}
     before = {p for p in need.files if _present(need.target / p, sizes.get(p))}
@@ -245,6 +273,7 @@ def _fetch_one(
         expected = tuple(Expected(f.path, f.size, f.sha256) for f in result.files)
         found = check_files(need.target, expected, record, source="the Hub")
         verified = "the Hub's sha256" if all(f.sha256 for f in expected) else "the Hub's sizes"
+        found = found or _hold(need, result.revision, files, record, fetched)
         return _result_object(need, result.revision, files, downloaded, verified), found
     problems: list[str] = []
     if need.commit is not None and result.revision != need.commit:
@@ -257,7 +286,16 @@ def _fetch_one(
                 "the lock is stale or the repo was rewritten"
             )
     problems += verify_local(need, record)
+    problems = problems or _hold(need, result.revision, need.unlocked, record, fetched)
     return _result_object(need, result.revision, files, downloaded, "sha256"), problems
+
+
+def _hold(
+    need: Need, commit: str | None, paths: list[str], record: Record, fetched: Fetched
+) -> list[str]:
+    """Files the lock has no sha256 for, held to what fetch recorded of them (and recorded)."""
+    repo = need.artifact.repo
+    return hold_downloaded(need.key, repo, commit, need.target, paths, fetched, record)
 
 
 def _result_object(
@@ -284,16 +322,18 @@ def run_fetch(registry: Registry, opts: FetchOptions) -> int:
         progress = opts.fmt == "text" and sys.stderr.isatty()
         deadline = Deadline.start(opts.timeout)
         record = Record(opts.model_dir)
+        fetched = Fetched(opts.model_dir)
         try:
             for need in wanted:
                 if is_offline:
-                    obj, found = _verify_offline(need, record)
+                    obj, found = _verify_offline(need, record, fetched)
                 else:
-                    obj, found = _fetch_one(need, progress, deadline, record)
+                    obj, found = _fetch_one(need, progress, deadline, record, fetched)
                 objects.append(obj)
                 problems += found
         finally:
             record.save()
+            fetched.save()
     if problems:
         if opts.fmt == "json":
             click.echo(json.dumps(objects, indent=2))
@@ -324,6 +364,8 @@ def _report(profile: Profile, opts: FetchOptions, objects: list[dict[str, Any]])
             f"{obj['role']}: {obj['repo']} @ {obj['revision'] or 'main'} -> {obj['target']}: "
             f"{files}, {got} downloaded, verified by {obj['verified']}"
         )
+        if not obj["pinned"]:
+            click.echo(f"  {obj['pin']}; the sha256 of what came is recorded in {FETCHED}")
     out = f"serve/{profile.id}"
     click.echo(
         f"serve it: profilegen render {profile.id} -o {out} && "

@@ -14,8 +14,10 @@ from typing import Any
 
 from ..lockfile.artifacts import promised_shards
 from ..lockfile.lock import LOCK_NAME
+from ..lockfile.pins import pin_label
 from ..registry import Registry, find_profile
 from .fetch import Need, _declared, needs, verify_local
+from .fetched import Fetched, held_problems
 from .verify import Record, human
 
 
@@ -60,12 +62,17 @@ def check_need(need: Need, record: Record) -> tuple[dict[str, Any], list[str]]:
         how = f"declared size only: {need.lock_note}"
         size = need.artifact.size_bytes or 0
     problems += _shard_problems(need)
+    # Files the lock has no sha256 for: held to what `fetch` downloaded (hub/fetched.py).
+    fetched = Fetched(record.model_dir)
+    problems += held_problems(need.key, need.target, need.unlocked, fetched, record)
     obj = {
         "proof": _proof(need, problems),
         "role": need.role,
         "key": need.key,
         "repo": need.artifact.repo,
         "revision": need.revision,
+        "pinned": need.pin.pinned,
+        "pin": pin_label(need.artifact, need.pin),
         "target": str(need.target),
         "files": list(need.files),
         "bytes": size,
@@ -121,6 +128,8 @@ def report_lines(objects: list[dict[str, Any]]) -> list[str]:
             f"{obj['role']}: {obj['repo']} -> {obj['target']}: {count}, {human(obj['bytes'])}, "
             f"{obj['verified_by']}: {obj['proof']}"
         )
+        if not obj["pinned"]:
+            lines.append(f"  {obj['pin']}")
         lines += [f"  {problem}" for problem in obj["problems"]]
     return lines
 
