@@ -933,4 +933,28 @@ MUTATIONS: tuple[Mutation, ...] = (
         message="exposures is empty but no exposures_source says none are known",
         severity="warning",
     ),
+    Mutation(
+        name="evidence-with-an-empty-source",
+        rule="evidence-record",
+        file=DUAL_FAST,
+        line='source: "  "',
+        apply=replace(
+            DUAL_FAST,
+            'source: "club-3090 BENCHMARKS.md@4a29ab57 line 358"',
+            'source: "  "',
+        ),
+        message="the source is empty: a record names where its figures were read",
+    ),
+    Mutation(
+        name="evidence-dated-in-the-future",
+        rule="evidence-record",
+        file=DUAL_FAST,
+        line='date: "2999-08-20"',
+        apply=replace(
+            DUAL_FAST,
+            'line: 358}\n    date: "2026-08-20"\n',
+            'line: 358}\n    date: "2999-08-20"\n',
+        ),
+        message="dated 2999-08-20, after today (",
+    ),
 )

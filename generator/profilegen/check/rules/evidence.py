@@ -1,8 +1,9 @@
-"""Evidence a user can trust: every measured speed is physically possible on its rig, and a
-record's source holds no credentials."""
+"""Evidence a user can trust: every measured speed is physically possible on its rig, a
+record says where and when it was measured, and its source holds no credentials."""
 
 from __future__ import annotations
 
+import datetime
 import re
 import urllib.parse
 from collections.abc import Iterator
@@ -63,4 +64,27 @@ def sources(ctx: CheckContext) -> Iterator[Finding]:
                     "published",
                     hint="remove it from the URL (and change the password or key: it was "
                     "committed)",
+                )
+
+
+@rule(
+    "evidence-record",
+    "an evidence record says where its figures were read, and when (not later than today)",
+)
+def records(ctx: CheckContext) -> Iterator[Finding]:
+    today = datetime.date.today()
+    for p in ctx.registry.concrete_profiles():
+        for i, ev in enumerate(p.evidence):
+            name = ev.key or f"evidence #{i + 1}"
+            if not ev.source.strip():
+                yield ctx.report(
+                    ctx.at(p.id, "evidence", i, "source"),
+                    f"{name}: the source is empty: a record names where its figures were read",
+                    hint="the benchmark page and line, the log file, or the bench command",
+                )
+            if datetime.date.fromisoformat(ev.date) > today + datetime.timedelta(days=1):
+                yield ctx.report(
+                    ctx.at(p.id, "evidence", i, "date"),
+                    f"{name}: dated {ev.date}, after today ({today.isoformat()}): a record is "
+                    "of a run that happened",
                 )
