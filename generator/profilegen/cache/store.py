@@ -1,9 +1,9 @@
 """The on-disk store: one file per result, under the user cache, written atomically.
 
-Each entry starts with a header naming the store's format and the key it was written for,
-so a truncated, corrupt or foreign file is simply a miss (and is rewritten). Entries that
-hold pickled objects are only read from a folder that the current user owns and nobody
-else may write to.
+Each entry is signed (`entry.py`: an HMAC-SHA256 under this user's key, kept outside the
+cache), so a truncated, corrupt, foreign or planted file is simply a miss (and is rewritten):
+only what this user's profilegen wrote is ever unpickled. Entries that hold pickled objects
+are besides only read from a folder that the current user owns and nobody else may write to.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from ..resources import cache_root
-from ..write import write_atomic
+from .entry import FORMAT, read_sealed, write_sealed
 from .memory import InMemory
 
-FORMAT = b"profilegen-result-cache 1\n"
+__all__ = ["FORMAT", "Store", "configure", "enabled"]
 _STATE = {"enabled": True}
 # The objects each kind of store keeps in this process (`Store(kind, keep=...)`).
 _KEPT: dict[str, InMemory[tuple[Path, str], Any]] = {}
@@ -47,27 +47,22 @@ class Store:
     """
 
     def __init__(self, kind: str, keep: int = 0) -> None:
+        self.kind = kind
         self.folder = cache_root() / "results" / kind
         self._kept = _KEPT.setdefault(kind, InMemory(keep)) if keep else None
 
     def get(self, key: str | None) -> bytes | None:
+        """The bytes stored for `key` by this user's profilegen, else None (a miss)."""
         if key is None or not enabled():
             return None
-        try:
-            data = (self.folder / key).read_bytes()
-        except OSError:
-            return None
-        head = FORMAT + key.encode() + b"\n"
-        return data[len(head) :] if data.startswith(head) else None
+        return read_sealed(self.kind, self.folder / key)
 
     def put(self, key: str | None, value: bytes) -> None:
+        """Stores `value`: a read-only cache only costs the next run its speed; a full one
+        is a CacheWriteError naming the file."""
         if key is None or not enabled():
             return
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-            write_atomic(self.folder / key, FORMAT + key.encode() + b"\n" + value, durable=False)
-        except OSError:
-            pass  # a read-only or full cache only costs the next run its speed
+        write_sealed(self.kind, self.folder / key, value)
 
     def get_object(self, key: str | None) -> Any:
         """A pickled result, or None (also when the folder is not private to this user)."""

@@ -9,11 +9,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..cache import enabled, read_sealed, write_sealed
 from ..model.settings import Settings
 from ..registry import KINDS, file_model
 from ..render.manifest import Manifest
 from ..resources import cache_root
-from ..write import link_on, write_atomic
+from ..write import link_on
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -56,15 +57,16 @@ def _fingerprint() -> str:
 
 def build_schemas() -> dict[str, bytes]:
     """File name -> bytes of every schema; deterministic, memoized like compiled bytecode."""
+    if not enabled():
+        return _build_schemas()
     memo = cache_root() / "schemas" / f"{_fingerprint()}.json"
-    try:
-        return {k: v.encode() for k, v in json.loads(memo.read_text(encoding="utf-8")).items()}
-    except (OSError, ValueError, AttributeError):
-        pass
+    # A signed entry (one this user's profilegen wrote), so a planted one is rebuilt instead.
+    with contextlib.suppress(ValueError, AttributeError, TypeError):
+        if (held := read_sealed("schemas", memo)) is not None:
+            return {k: v.encode() for k, v in json.loads(held).items()}
     built = _build_schemas()
-    with contextlib.suppress(OSError):  # a read-only cache only costs the rebuild
-        memo_text = json.dumps({k: v.decode() for k, v in built.items()}).encode()
-        write_atomic(memo, memo_text, durable=False)
+    # A read-only cache only costs the rebuild; a full one is said.
+    write_sealed("schemas", memo, json.dumps({k: v.decode() for k, v in built.items()}).encode())
     return built
 
 

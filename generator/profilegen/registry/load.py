@@ -45,7 +45,9 @@ class Document:
 
 # Parsed documents (data and lines, pickled: every use gets its own copy) by the sha256 of
 # their text, filled from the cache by `cached.py`: a file whose bytes did not change is not
-# parsed again. Only well-formed results are kept.
+# parsed again. Only well-formed results are kept. What is unpickled here was pickled by this
+# process or read from a signed cache entry (`cache/entry.py`: one this user's profilegen
+# wrote), never bytes a cache folder merely holds.
 PARSED: dict[str, bytes] = {}
 
 

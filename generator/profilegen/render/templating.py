@@ -7,25 +7,41 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from jinja2 import BytecodeCache, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined
+from jinja2.bccache import Bucket
 from jinja2.sandbox import SandboxedEnvironment
 
+from ..cache import enabled, read_sealed, write_sealed
 from ..resources import cache_root
 
 
 class _ByName(FileSystemBytecodeCache):
     """Entries keyed by template name, not file path: a copy of the registry elsewhere reuses
-    them. Each entry still carries its source's checksum, so a changed template recompiles."""
+    them. Each entry still carries its source's checksum, so a changed template recompiles.
+
+    Compiled code is run when it is loaded: entries are signed like every cache entry
+    (`cache/entry.py`), so one this user's profilegen did not write is never loaded, and only
+    regular files are read."""
 
     def get_cache_key(self, name: str, filename: str | None = None) -> str:
         return super().get_cache_key(name)
+
+    def load_bytecode(self, bucket: Bucket) -> None:
+        payload = read_sealed("jinja", Path(self._get_cache_filename(bucket)))
+        if payload is not None:
+            bucket.bytecode_from_string(payload)
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        write_sealed("jinja", Path(self._get_cache_filename(bucket)), bucket.bytecode_to_string())
 
 
 def _bytecode_cache() -> BytecodeCache | None:
     """Compiled templates are cached like .pyc files (keyed by source checksum).
 
     Compiling the templates costs more than rendering all profiles; a read-only or
-    missing cache folder only means compiling again.
+    missing cache folder only means compiling again, and --no-cache compiles them anew.
     """
+    if not enabled():
+        return None
     folder = cache_root() / "jinja"
     try:
         folder.mkdir(parents=True, exist_ok=True)
