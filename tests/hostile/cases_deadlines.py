@@ -110,8 +110,9 @@ def deadline_cases() -> list[Case]:
             setup=(fifo("pipe"),),
             args=(*add, "{root}/" + PATCH_FILE, "{root}/pipe"),
             says=(
-                "error: cached {root}/" + PATCH_FILE + " as tiny-fix/fix.patch",
-                "{root}/pipe: is a FIFO, not a regular file",
+                "cached {root}/" + PATCH_FILE + " as tiny-fix/fix.patch",
+                "error: 1 of 2 file(s) not added to the cache:",
+                "  {root}/pipe: is a FIFO, not a regular file",
             ),
             bounded=True,
         ),

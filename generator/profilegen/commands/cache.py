@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from ..errors import EXIT_OK
-from ..hub.patchfiles import cache_add
+from ..errors import EXIT_FINDINGS, EXIT_OK, printable
+from ..hub.cacheadd import Cached, Rejected, cache_add
 from .common import Command, Context, echo_json, format_option, pass_context
 
 
@@ -21,16 +21,30 @@ def command() -> None:
 @format_option()
 @pass_context
 def add(obj: Context, files: tuple[Path, ...], fmt: str) -> int:
-    """Add downloaded patch files to the cache (for air-gapped rigs)."""
-    cached = cache_add(obj.registry(), list(files))
+    """Add downloaded patch files to the cache (for air-gapped rigs).
+
+    Each file is answered for: the ones taken are said on standard output, the ones refused
+    (and why) on standard error, and the exit code is 1 when any was refused."""
+    answers = cache_add(obj.registry(), list(files))
+    rejected = [a for a in answers if isinstance(a, Rejected)]
     if fmt == "json":
-        echo_json(
-            [
-                {"path": str(c.path), "sha256": c.sha256, "patch_files": list(c.owners)}
-                for c in cached
-            ]
-        )
+        echo_json([_json(a) for a in answers])
+    else:
+        for entry in answers:
+            if isinstance(entry, Cached):
+                click.echo(printable(entry.line()))
+    if len(answers) == 1 and rejected:
+        lines = [f"error: {rejected[0].line()}"]
+    elif rejected:
+        lines = [f"error: {len(rejected)} of {len(answers)} file(s) not added to the cache:"]
+        lines += [f"  {entry.line()}" for entry in rejected]
+    else:
         return EXIT_OK
-    for entry in cached:
-        click.echo(entry.line())
-    return EXIT_OK
+    click.echo(printable("\n".join(lines), keep="\n"), err=True)
+    return EXIT_FINDINGS
+
+
+def _json(entry: Cached | Rejected) -> dict[str, object]:
+    if isinstance(entry, Cached):
+        return {"path": str(entry.path), "sha256": entry.sha256, "patch_files": list(entry.owners)}
+    return {"path": str(entry.path), "error": entry.reason}

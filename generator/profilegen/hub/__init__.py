@@ -5,5 +5,5 @@ Hugging Face client and a serving engine's API for `bench` (`serving.py`): the o
 talks to the network. Importing this package is
 cheap: `client`, `download`, `problems` and `checkpoint` load huggingface_hub (and `gguf` the
 gguf library, lazily) and are imported only by the commands that need them.
-May import: `errors`, `lockfile`, `resources`, `write`, `model`, `registry`.
+May import: `errors`, `lockfile`, `resources`, `write`, `cache`, `model`, `registry`.
 """

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import time
@@ -10,20 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..cache import write_file
 from ..errors import EXIT_FINDINGS, EXIT_UNREACHABLE, NetworkError, ProfilegenError
 from ..model import Patch
 from ..model.patch import PatchFile
 from ..registry import Registry
-from ..registry.files import (
-    MAX_VENDORED_FILE,
-    NotRegular,
-    Refused,
-    file_kind,
-    read_inside,
-    read_regular,
-)
+from ..registry.files import MAX_VENDORED_FILE, NotRegular, Refused, read_inside, read_regular
 from ..resources import cache_root
-from ..write import write_atomic
 from .deadline import Deadline, parallel
 
 DOWNLOAD_TIMEOUT_S = 15.0  # per request, and never past the operation's deadline
@@ -84,11 +76,14 @@ def _verified(content: bytes | None, file: PatchFile) -> bytes | None:
     return content
 
 
-def _read_cached(file: PatchFile) -> bytes | None:
+def read_cached(file: PatchFile) -> bytes | None:
+    """The cached bytes of `file` when they match its pin: only a regular file is read (a
+    FIFO is refused, not waited on), and no more than the pinned size."""
     try:
-        return _verified(blob_path(file.sha256).read_bytes(), file)
-    except OSError:
+        content, _size = read_regular(blob_path(file.sha256), file.size)
+    except (OSError, NotRegular):
         return None
+    return _verified(content, file)
 
 
 def _vendored(registry: Registry, patch: Patch, file: PatchFile) -> bytes | Missing:
@@ -161,8 +156,8 @@ def _fetch(patch: Patch, file: PatchFile, deadline: Deadline) -> bytes | Missing
     if content is None:
         reason = "downloaded content does not match the pin"
         return Missing(patch.id, file.path, file.sha256, url, reason)
-    with contextlib.suppress(OSError):  # a cache that cannot be written costs a later download
-        write_atomic(blob_path(file.sha256), content)
+    # A read-only cache costs a later download; a full one is said, with the file it is.
+    write_file(blob_path(file.sha256), content, durable=True, results=False)
     return content
 
 
@@ -197,7 +192,7 @@ def collect_patch_files(
     for patch, file in jobs:
         if patch.source.kind == "vendored":
             found.append(_vendored(registry, patch, file))
-        elif (cached := _read_cached(file)) is not None:
+        elif (cached := read_cached(file)) is not None:
             found.append(cached)
         elif offline or offline_mode():
             reason = "not in the cache (offline)"
@@ -226,53 +221,3 @@ def pinned_files(registry: Registry) -> dict[str, list[tuple[str, PatchFile]]]:
         for file in patch.source.files:
             pins.setdefault(file.sha256, []).append((patch.id, file))
     return pins
-
-
-@dataclass(frozen=True)
-class Cached:
-    """A file `cache add` took: its sha256 and the patch files (`patch/path`) it is."""
-
-    path: Path
-    sha256: str
-    owners: tuple[str, ...]
-
-    def line(self) -> str:
-        return f"cached {self.path} as {', '.join(self.owners)}"
-
-
-def cache_add(registry: Registry, paths: list[Path]) -> list[Cached]:
-    """Copies files into the cache when their sha256 is pinned; returns one entry per file.
-
-    Each is read with the bounded, non-blocking reader: a FIFO or a device is refused, not
-    waited on, and no more is read than the largest pinned file."""
-    pins = pinned_files(registry)
-    limit = max((f.size for owners in pins.values() for _p, f in owners), default=0)
-    cached: list[Cached] = []
-    rejected: list[str] = []
-    for path in paths:
-        try:
-            content, size = read_regular(path, limit)
-        except OSError as exc:
-            rejected.append(f"{path}: cannot read ({exc.strerror or exc})")
-            continue
-        except NotRegular as exc:
-            rejected.append(f"{path}: is {file_kind(exc.mode)}, not a regular file")
-            continue
-        if len(content) > limit:
-            rejected.append(
-                f"{path}: {size:,} bytes, more than any patch file the registry pins "
-                f"({limit:,} bytes at most)"
-            )
-            continue
-        digest = sha256_hex(content)
-        owners = pins.get(digest)
-        if not owners:
-            rejected.append(f"{path}: sha256 {digest} is not pinned by any patch in the registry")
-            continue
-        target = blob_path(digest)
-        if not target.is_file():
-            write_atomic(target, content)
-        cached.append(Cached(path, digest, tuple(f"{p}/{f.path}" for p, f in owners)))
-    if rejected:
-        raise ProfilegenError("\n".join([*(c.line() for c in cached), *rejected]))
-    return cached
