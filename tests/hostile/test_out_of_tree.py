@@ -308,3 +308,19 @@ def test_write_files_removes_and_prunes_nothing_through_a_link(tmp_path: Path) -
     assert snapshot(tmp_path) == before
     write_files({repo / "docs" / "CATALOG.md": b"# catalogue\n"}, root=repo)
     assert (repo / "docs" / "CATALOG.md").read_bytes() == b"# catalogue\n"
+
+
+def test_the_proof_copy_of_new_follows_no_link_out_and_never_loops(
+    root: Path, outside: Path
+) -> None:
+    """`new` (like `model add` and a recorded boot) proves the registry in a scratch copy:
+    a link out of the tree (here to a folder holding a FIFO, which a copy would block on or
+    fail at) is not followed, and a link back to an ancestor is copied once."""
+    os.mkfifo(outside / "pipe")
+    (root / "registry/patches/files/tiny-fix/evil").symlink_to(outside)
+    (root / "registry/profiles/loop").symlink_to("..")
+    before = snapshot(outside)
+    run = invoke_in(root, "new", "tiny-new", "--from", "tiny-chat")
+    assert run.code == 0, run.text
+    assert "wrote registry/profiles/tiny-new.yaml" in run.text
+    assert snapshot(outside) == before

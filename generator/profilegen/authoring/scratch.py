@@ -3,7 +3,6 @@ real file is written, so a refused file never touches the repository."""
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -11,6 +10,7 @@ from pathlib import Path
 
 from ..errors import RegistryError
 from ..registry import Registry, load_registry
+from ..registry.files import copy_inside
 
 
 @contextmanager
@@ -22,7 +22,7 @@ def registry_with(
     every finding if it does not load clean."""
     with tempfile.TemporaryDirectory(prefix="profilegen-scratch-") as scratch:
         copy = Path(scratch)
-        shutil.copytree(root / "registry", copy / "registry")
+        copy_inside(root, root / "registry", copy / "registry")  # no link out is followed
         (copy / rel).write_text(text, encoding="utf-8")
         for name, data in (extra or {}).items():
             (copy / name).write_bytes(data)

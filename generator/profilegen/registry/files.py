@@ -156,3 +156,41 @@ def read_inside(root: Path, path: Path, limit: int) -> bytes:
     if len(data) > limit:
         raise Refused(f"is {size:,} bytes, more than the {limit // 1024:,} KiB profilegen reads")
     return data
+
+
+def copy_inside(root: Path, folder: Path, dest: Path) -> None:
+    """`folder` (inside `root`) copied to `dest` as the loader sees it, for a scratch copy: a
+    symlink is followed only to a regular file or a folder inside `root`, each folder is copied
+    once (a link back to an ancestor, or two links to one folder, cannot loop or repeat; the
+    folders reached without a link are copied first), and what no reader takes (a FIFO, a
+    device, a file over MAX_VENDORED_FILE) is left out."""
+    seen: set[Path] = set()
+    plain: list[tuple[Path, Path]] = [(folder, dest)]
+    linked: list[tuple[Path, Path]] = []
+    inside = root.resolve()
+    while plain or linked:
+        source, target = (plain or linked).pop()
+        real = source.resolve()
+        if real in seen or not real.is_relative_to(inside):
+            continue
+        seen.add(real)
+        target.mkdir()
+        for entry in sorted(source.iterdir()):
+            if escapes(root, entry) is not None:
+                continue  # the loader reports it; nothing is read through it
+            try:
+                info = entry.stat()
+            except OSError:
+                continue  # dangling
+            if stat.S_ISDIR(info.st_mode):
+                (linked if entry.is_symlink() else plain).append((entry, target / entry.name))
+            elif stat.S_ISREG(info.st_mode) and info.st_size <= MAX_VENDORED_FILE:
+                _copy_file(entry, target / entry.name)
+
+
+def _copy_file(source: Path, target: Path) -> None:
+    try:
+        data, _size = read_regular(source, MAX_VENDORED_FILE)
+    except (OSError, NotRegular):
+        return  # changed under us: left out, as a FIFO is
+    target.write_bytes(data[:MAX_VENDORED_FILE])
