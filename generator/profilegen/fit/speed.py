@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ProfilegenError
+from ..families import fit_model
 from ..lockfile.lock import Lock
 from ..model import Gpu, Profile
 from ..model.evidence import Evidence
@@ -132,7 +133,7 @@ def _used_cards(registry: Registry, profile: Profile, rig_id: str, tp: int | Non
     rig = registry.rigs[rig_id]
     cards = [registry.gpus[g] for g in (rig.cards or [rig.gpu] * rig.count)]
     cards.sort(key=lambda g: -(g.memory_bandwidth_gbps or 0))
-    if registry.engines[profile.engine].kind == "llama.cpp":
+    if fit_model(registry.engines[profile.engine].kind) == "layer-split":
         return cards
     env = profile.envelope
     return cards[: max(1, min(len(cards), (tp or env.tp) * (env.pp or 1)))]
