@@ -11,6 +11,7 @@ from ..cache import ByIdentity, Store, code_digest
 from ..errors import Severity, suggest
 from ..model.common import is_option
 from ..model.facts import EngineFacts, FlagFacts
+from ..registry.safejson import load_json
 from ..render import Rendered
 
 
@@ -177,7 +178,7 @@ def _typed(spec: FlagFacts, word: str, flag: str, at: int, values: list[str]) ->
 
 def _json_value(facts: EngineFacts, flag: str, word: str, at: int, value: str) -> Iterator[Problem]:
     try:
-        data = json.loads(value)
+        data = load_json(value)
     except ValueError:
         return  # not JSON: a form the flag may take otherwise (a level, a dotted key)
     if not isinstance(data, dict):

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import NetworkError, ProfilegenError
+from ..registry.safejson import load_json_file
 from ..resources import cache_root
 from ..write import write_atomic
 
@@ -68,7 +69,7 @@ def cached(requirement: str, source: bool = False) -> Artifact | None:
     """The artifact already downloaded for `requirement`, or None (never the network)."""
     index = _index_file(requirement, source)
     try:
-        entry = safejson.load_file(index, 4096)
+        entry = load_json_file(index, 4096)
         path = releases_dir() / "blobs" / entry["sha256"] / entry["name"]
     except (OSError, ValueError, KeyError, TypeError):
         return None

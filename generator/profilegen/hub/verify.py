@@ -18,6 +18,7 @@ from typing import Any
 
 from ..lockfile.lock import LOCK_NAME
 from ..lockfile.paths import inside, name_problem, shown
+from ..registry.safejson import load_json_file
 from ..write import write_atomic
 
 RECORD_NAME = ".profilegen-verified.json"
@@ -61,7 +62,7 @@ class Record:
         self.changed = False
         self.hashed = 0  # files read and hashed by this run (the others came from the record)
         with contextlib.suppress(OSError, ValueError):
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            data = load_json_file(self.path)
             if isinstance(data, dict) and data.get("version") == RECORD_VERSION:
                 files = data.get("files")
                 self.files = files if isinstance(files, dict) else {}

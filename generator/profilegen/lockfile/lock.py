@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ProfilegenError
 from ..model.model import Artifact
 from ..registry import Registry
+from ..registry.safejson import load_json
 from .artifacts import SIZE_TOLERANCE, ArtifactUse
 from .paths import name_problem, shown
 
@@ -52,7 +53,7 @@ def read_lock(root: Path) -> Lock | None:
         return None
     try:
         text = path.read_text(encoding="utf-8")
-        data = json.loads(text)
+        data = load_json(text)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise LockError(
             f"{LOCK_NAME}: cannot be read as JSON ({exc}); rerun `profilegen lock`"

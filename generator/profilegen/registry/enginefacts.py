@@ -23,6 +23,7 @@ from .files import (
 )
 from .load import decode
 from .memo import FACTS
+from .safejson import load_json
 from .source import Registry, Source
 
 FACTS_DIR = "registry/engines/facts"
@@ -101,7 +102,7 @@ def _parse(raw: bytes, path: Path, rel: str, sink: FindingSink) -> EngineFacts |
     if text is None:
         return None
     try:
-        data = json.loads(text)
+        data = load_json(text)
     except json.JSONDecodeError as exc:
         sink.add(Location(rel, exc.lineno), f"malformed JSON: {exc.msg}")
         return None

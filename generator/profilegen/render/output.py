@@ -10,7 +10,6 @@ an earlier render survives), and leaves alone what is not generated: the user's 
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
@@ -19,6 +18,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..registry.files import NotRegular, read_regular
+from ..registry.safejson import load_json
 from ..write import ASIDE_PREFIX, NO_LINKS, STAGE_PREFIX, link_on, link_reason, write_folder
 
 # Every entry a bundle of any target holds: what a new bundle replaces of an old one.
@@ -79,7 +79,7 @@ def owner_of(folder: Path) -> Owner | None:
     manifest = _text(folder / "patches.manifest.json")
     if manifest is not None:
         try:
-            ident = json.loads(manifest).get("profile")
+            ident = load_json(manifest).get("profile")
         except (ValueError, AttributeError):
             ident = None
         if isinstance(ident, str):

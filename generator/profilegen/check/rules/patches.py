@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
 from ...errors import Finding, Location, Severity
 from ...generated.links import through_link
 from ...hub.patchfiles import sha256_hex
 from ...registry.files import MAX_VENDORED_FILE, Refused, foreign, kept_empty, read_inside
+from ...registry.safejson import load_json
 from .base import CheckContext, rule
 
 
@@ -121,7 +121,7 @@ def mounts(ctx: CheckContext) -> Iterator[Finding]:
         manifest = _edited(ctx, manifest_rel)
         if manifest is not None:
             try:
-                ids = [p["id"] for p in json.loads(manifest)["patches"]]
+                ids = [p["id"] for p in load_json(manifest)["patches"]]
             except (ValueError, KeyError, TypeError):
                 yield ctx.report(Location(manifest_rel, 1), "patch manifest cannot be read")
                 continue
