@@ -78,3 +78,26 @@ def test_a_gitkeep_that_is_a_link_out_is_an_error(base: Path, tmp_path: Path) ->
         f"registry/profiles/.gitkeep: error: [layout] .gitkeep {OUTSIDE}",
     ]
     assert "root:x:0:0" not in run.text
+
+
+def test_what_a_vendored_patch_folder_holds_beside_its_files(base: Path, tmp_path: Path) -> None:
+    root = copy_tree(base, tmp_path / "root", symlinks=True)
+    folder = root / "registry/patches/files/tiny-fix"
+    (folder / ".fix.patch.orig").write_text("old\n")
+    (folder / "notes").mkdir()
+    (folder / "notes" / "todo.txt").write_text("later\n")
+    (folder / "evil").symlink_to("/etc/passwd")
+    (folder / "elsewhere").symlink_to("/etc")
+    run = invoke_in(root, "check", "--verbose")
+    assert run.code == 1, run.text
+    rel = "registry/patches/files/tiny-fix"
+    hint = f"({rel}/ holds the files registry/patches/tiny-fix.yaml lists)"
+    assert sorted(line for line in run.out.splitlines() if line.startswith(rel)) == [
+        f"{rel}/.fix.patch.orig: warning: [patch-vendored] .fix.patch.orig is a hidden file: "
+        f"it is not read {hint}",
+        f"{rel}/elsewhere: error: [patch-vendored] elsewhere {OUTSIDE} {hint}",
+        f"{rel}/evil: error: [patch-vendored] evil {OUTSIDE} {hint}",
+        f"{rel}/notes/todo.txt: warning: [patch-vendored] todo.txt is not listed: it is not read "
+        f"{hint}",
+    ]
+    assert "root:x:0:0" not in run.text

@@ -194,3 +194,21 @@ def _copy_file(source: Path, target: Path) -> None:
     except (OSError, NotRegular):
         return  # changed under us: left out, as a FIFO is
     target.write_bytes(data[:MAX_VENDORED_FILE])
+
+
+def unlisted(root: Path, folder: Path, listed: set[str]) -> list[tuple[Path, str | None]]:
+    """Every entry below `folder` (a file, a symlink, a FIFO…) that is none of the files
+    `listed` (paths relative to it) and no empty `.gitkeep`, with why it cannot be read (None
+    for a regular file); a symlink is never descended into, nor a folder that leaves `root`."""
+    if escapes(root, folder) is not None or not folder.is_dir():
+        return []
+    found = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        here = Path(dirpath)
+        dirnames.sort()
+        links = [d for d in dirnames if (here / d).is_symlink()]
+        for name in sorted([*filenames, *links]):
+            entry = here / name
+            if entry.relative_to(folder).as_posix() not in listed and not kept_empty(entry):
+                found.append((entry, check_entry(root, entry)))
+    return found

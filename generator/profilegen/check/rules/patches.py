@@ -7,7 +7,19 @@ from collections.abc import Iterator
 from ...errors import Finding, Location, Severity
 from ...generated.links import through_link
 from ...hub.patchfiles import sha256_hex
-from ...registry.files import MAX_VENDORED_FILE, Refused, foreign, kept_empty, read_inside
+from ...model import Patch
+from ...registry.files import (
+    HIDDEN,
+    LOOP,
+    MAX_VENDORED_FILE,
+    OUTSIDE,
+    Refused,
+    foreign,
+    hidden,
+    kept_empty,
+    read_inside,
+    unlisted,
+)
 from ...registry.safejson import load_json
 from .base import CheckContext, rule
 
@@ -35,7 +47,25 @@ def vendored(ctx: CheckContext) -> Iterator[Finding]:
                     f"{name} does not match its pin",
                     hint=f"file has sha256 {sha256_hex(content)} and {len(content)} bytes",
                 )
+        yield from _unlisted(ctx, patch)
     yield from _orphan_folders(ctx)
+
+
+def _unlisted(ctx: CheckContext, patch: Patch) -> Iterator[Finding]:
+    """What a vendored patch's folder holds beside its listed files (a hidden file too): a
+    stray, never read; a symlink out of the repository is an error."""
+    listed = {f.path for f in patch.source.files}
+    for entry, problem in unlisted(ctx.root, ctx.root / patch.vendored_dir, listed):
+        rel = entry.relative_to(ctx.root).as_posix()
+        rel = foreign(rel) or rel
+        name = rel.rsplit("/", 1)[-1]
+        hint = f"{patch.vendored_dir}/ holds the files registry/patches/{patch.id}.yaml lists"
+        if problem in (OUTSIDE, LOOP):
+            yield ctx.report(Location(rel), f"{name} {problem}", hint=hint)
+            continue
+        what = problem.split(",")[0] if problem else HIDDEN if hidden(entry) else "is not listed"
+        message = f"{name} {what}: it is not read"
+        yield ctx.report(Location(rel), message, hint=hint, severity=Severity.WARNING)
 
 
 def _orphan_folders(ctx: CheckContext) -> Iterator[Finding]:
