@@ -42,6 +42,8 @@ def test_the_rig_comes_from_the_cards_the_log_shows(repo: Path) -> None:
     # An H200 boot of a profile whose rig is one 3090: recorded on the H200.
     run = invoke_in(repo, "fit", "log", str(LLAMA), "--profile", GGUF, "--record")
     assert run.code == 0, run.text
+    # Fitted on the cards it ran on too: predicted and measured compare on one H200.
+    assert f"profile {GGUF} on llama.cpp-b10236, rig 1xh200" in run.out
     assert f"recorded the boot as evidence in registry/profiles/{GGUF}.yaml (rig 1xh200)" in run.err
     assert evidence(repo, GGUF)[-1]["rig"] == "1xh200"
 

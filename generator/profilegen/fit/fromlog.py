@@ -17,6 +17,7 @@ from ..families import fit_model
 from ..lockfile.lock import Lock
 from ..model import Engine, Profile
 from ..registry import Registry, find_profile
+from .logrig import cards_rig
 from .logs import BootLog
 from .options import FitOptions, FitResult
 from .predict import fit_profile
@@ -303,6 +304,9 @@ def fit_log(registry: Registry, log: BootLog, opts: FitOptions, lock: Lock | Non
     engine, notes = log_engine(registry, profile, log)
     settings = log_settings(log)
     asked = dict(settings)
+    seen = cards_rig(registry, log, profile)  # a boot is fitted on the cards it ran on
+    if seen is not None:
+        asked["rig"] = seen
     asked.update(opts.what_ifs())  # the command line wins over what the log shows
     asked["engine"] = opts.engine or engine.id
     result = fit_profile(registry, profile, FitOptions(**asked), lock=lock)

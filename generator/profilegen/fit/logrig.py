@@ -51,6 +51,15 @@ def _rig_of_cards(registry: Registry, cards: list[str], profile: Profile) -> str
     )
 
 
+def cards_rig(registry: Registry, log: BootLog, profile: Profile) -> str | None:
+    """The registry rig of the cards the log names, where it names some that one rig has."""
+    try:
+        cards = log_cards(registry, log)
+        return _rig_of_cards(registry, cards, profile) if cards else None
+    except UsageError:
+        return None
+
+
 def log_rig(registry: Registry, log: BootLog, profile: Profile, asked: str | None) -> str:
     """The registry rig to record the boot on (refused where the log says otherwise)."""
     if asked is not None and asked not in registry.rigs:
