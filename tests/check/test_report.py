@@ -103,7 +103,8 @@ def test_a_todo_placeholder_fails_the_check_until_it_is_filled(base: Path, tmp_p
     assert run.out.splitlines() == [
         f"{PROFILE}:3: error: [placeholder] title is still a TODO placeholder "
         "(say what the profile is before it is merged)",
-        f"{PROFILE}:21: error: [placeholder] caveats is still a TODO placeholder "
+        f"{PROFILE}:{len(original.splitlines()) + 1}: error: [placeholder] caveats is still a "
+        "TODO placeholder "
         "(inherited by tiny-chat-long) (say what the profile is before it is merged)",
         "check failed: 2 errors, 0 warnings",
     ]
