@@ -30,6 +30,7 @@ from ..fit.report import (
 )
 from ..registry import Registry, find_profile
 from ..registry.files import NotRegular, file_kind, read_regular
+from .fit_pool import sized
 from .fit_record import record_log
 
 
@@ -40,8 +41,12 @@ def _points_json(points: list[CalibrationPoint]) -> list[dict[str, Any]]:
 def run_calibration(registry: Registry, opts: FitOptions) -> int:
     """0 when every prediction is within tolerance and no constant is stale, else 1."""
     lock = read_lock_or_none(registry)
-    points = (
-        leave_one_out(registry, lock) if opts.leave_one_out else calibration_points(registry, lock)
+    points = sized(
+        lambda: (
+            leave_one_out(registry, lock)
+            if opts.leave_one_out
+            else calibration_points(registry, lock)
+        )
     )
     checks = [] if opts.leave_one_out else constant_checks(registry, lock)
     if opts.fmt == "json":
@@ -68,9 +73,13 @@ def run_fit(registry: Registry, opts: FitOptions) -> int:
     assert opts.profile is not None  # the command line names one
     lock = read_lock_or_none(registry)
     profile = find_profile(registry, opts.profile)
-    result = fit_profile(registry, profile, opts, lock=lock)
-    # How the fit did on this profile's own recorded boots, so an answer is read with them.
-    points, failed = profile_points(registry, profile.id, lock)
+    result, (points, failed) = sized(
+        lambda: (
+            fit_profile(registry, profile, opts, lock=lock),
+            # How the fit did on this profile's own recorded boots, read with the answer.
+            profile_points(registry, profile.id, lock),
+        )
+    )
     unpredicted = [(rec.name, why) for rec, why in failed]
     if opts.fmt == "json":
         doc = {

@@ -89,6 +89,7 @@ class CalibrationPoint:
     tolerance: float = TOLERANCE
     sole: bool = False  # leave-one-out: the only record of a constant, nothing to refit from
     unmodelled: tuple[str, ...] = ()  # terms the prediction leaves out (fit names them)
+    pool_by: str | None = None  # vLLM: what sized the pool (its own code, or the formulas)
 
     @property
     def within(self) -> bool:
@@ -228,6 +229,7 @@ def record_point(
         fitted=tuple(ev.fitted),
         tolerance=rec.tolerance,
         unmodelled=tuple(u.term for u in result.unmodelled),
+        pool_by=result.pool_by,
     )
 
 

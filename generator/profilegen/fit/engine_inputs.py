@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 from ..lockfile.lock import Lock
 from ..model import Engine
+from ..model.kv_backends import kv_dtype_decision
 from ..model.model import Model
 from ..registry import Registry
 from ..units import MIB
@@ -68,7 +71,27 @@ def vllm_facts(
         v2_runner=v2_runner(engine, model, drafter),
         v2_cudagraphs_profiled=mem.v2_cudagraphs_profiled if mem else False,
         kv_connector=bool(mem and mem.kv_connector),
+        window_keeps_in_flight=_from_release(engine, (0, 27)),
     )
+
+
+def _from_release(engine: Engine | None, first: tuple[int, int]) -> bool:
+    """Whether the engine's vLLM release is `first` or later (no version: the newest)."""
+    version = engine.version if engine is not None else None
+    if not version:
+        return True
+    parts = [int(p) for p in re.findall(r"\d+", version)[:2]]
+    return tuple(parts) >= first
+
+
+def _backend(t: Target) -> str | None:
+    """The attention backend that serves the KV: the one named, else the one vLLM picks."""
+    if t.engine_entry is None:
+        return t.envelope.attention_backend
+    env = t.envelope
+    return kv_dtype_decision(
+        t.engine_entry, t.gpu, env.kv_cache_dtype, env.attention_backend
+    ).backend
 
 
 def vllm_inputs(registry: Registry, t: Target, lock: Lock | None) -> fm.VllmInputs:
@@ -109,6 +132,8 @@ def vllm_inputs(registry: Registry, t: Target, lock: Lock | None) -> fm.VllmInpu
         weight_path=weight_path(artifact, t.gpus[card] if t.gpus else t.gpu),
         expert_parallel=env.expert_parallel,
         prefer_padding_sliding_window_groups="prefer-padding-sliding-window-groups" in effects,
+        async_scheduling=env.async_scheduling,
+        attention_backend=_backend(t),
         engine=vllm_facts(t.engine_entry, model, drafter),
         constants=t.constants,
     )

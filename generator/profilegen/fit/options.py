@@ -121,6 +121,9 @@ class FitResult:
     unmodelled: list[Unmodelled] = field(default_factory=list)
     # Why the container refuses to boot at these settings (then `fits` is False).
     refused: list[str] = field(default_factory=list)
+    # vLLM: what sized the pool (the release's own get_kv_cache_configs, or the hand
+    # formulas and why); None for the other engines.
+    pool_by: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)

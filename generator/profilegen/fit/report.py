@@ -99,6 +99,8 @@ def format_text(r: FitResult) -> str:
         f"needs     {need:>11,} tokens  ({why})",
         "verdict   " + _verdict(r),
     ]
+    if r.pool_by:
+        lines.append(f"pool by   {r.pool_by}")
     lines += [f"unmodelled: {u.why}" for u in r.unmodelled]
     lines += [f"note: {n}" for n in r.notes]
     return "\n".join(lines)
@@ -155,6 +157,7 @@ def format_calibration(points: list[CalibrationPoint], title: str = "calibration
     for p in points:
         tol = f" (±{p.tolerance:.0%})" if p.tolerance != 0.05 else ""
         extra = f" [{', '.join(p.fitted)}]" if p.fitted else ""
+        extra += " *" if p.pool_by and p.pool_by.startswith("vLLM") else ""
         lines.append(
             f"{p.key:<{key}}{p.engine:<{engine}}{p.quantity:<{quantity}}{p.measured:>15,}"
             f"{p.predicted:>15,}  {p.error:+6.1%}  {p.status}{tol}{extra}"
@@ -167,7 +170,17 @@ def format_calibration(points: list[CalibrationPoint], title: str = "calibration
     lines.append(
         f"{title}: {len(counted)} predictions ({verdict}), {fitted} fitted, {skipped} not counted"
     )
-    return "\n".join(lines)
+    return "\n".join([*lines, *_pool_footer(points)])
+
+
+def _pool_footer(points: list[CalibrationPoint]) -> list[str]:
+    """Which code sized the vLLM pools: the release's own (marked *) or the formulas."""
+    pools = [p for p in points if p.pool_by]
+    own = sorted({p.pool_by for p in pools if p.pool_by and p.pool_by.startswith("vLLM")})
+    hand = sorted({p.pool_by for p in pools if p.pool_by and not p.pool_by.startswith("vLLM")})
+    out = [f"* pool sized by {by}" for by in own]
+    out += [f"pool sized by {by}" for by in hand]
+    return out
 
 
 def _size(n: float) -> str:

@@ -18,6 +18,7 @@ from . import formulas as fm
 from .engine_inputs import llamacpp_inputs, sglang_inputs, vllm_inputs
 from .inputs import FitError, Target, weights_estimate
 from .options import FitResult
+from .oracle import sizer_for
 from .unmodelled import vllm_unmodelled
 
 
@@ -106,7 +107,9 @@ def _unloaded_note(inputs: fm.VllmInputs) -> list[str]:
 
 def _predict_vllm(registry: Registry, t: Target, lock: Lock | None) -> FitResult:
     inputs = vllm_inputs(registry, t, lock)
-    fit = fm.predict_vllm(inputs)
+    sizer, why_not = sizer_for(t.engine_entry, inputs.prefer_padding_sliding_window_groups)
+    fit = fm.predict_vllm(inputs, sizer)
+    by = fit.pool_by if sizer is not None or not why_not else f"hand formulas: {why_not}"
     t = replace(t, notes=(*t.notes, *_accounting_note(inputs), *_unloaded_note(inputs)))
     budget = fit.budget.as_dict()
     b = fit.budget
@@ -127,6 +130,7 @@ def _predict_vllm(registry: Registry, t: Target, lock: Lock | None) -> FitResult
         capture_sizes=fit.capture_sizes,
         used_bytes=per_gpu * inputs.tp,
         unmodelled=vllm_unmodelled(registry, t),
+        pool_by=by,
     )
 
 

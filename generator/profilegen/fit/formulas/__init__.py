@@ -76,10 +76,13 @@ from .shapes import (
     VllmFit,
     VllmInputs,
 )
-from .vllm import allocator_slack, capture_sizes, persistent_buffers, predict_vllm
+from .vllm import PoolSizer, allocator_slack, capture_sizes, persistent_buffers, predict_vllm
 from .vllm_pool import PoolLayout, pool_layout, tokens_for_blocks
+from .vllm_specs import pool_query
 
 __all__ = [
+    "PoolSizer",
+    "pool_query",
     "WeightPlacement",
     "model_params",
     "place_weights",

@@ -150,6 +150,10 @@ class VllmEngineFacts:
     v2_runner: bool = False  # the target runs on the V2 model runner
     v2_cudagraphs_profiled: bool = False
     kv_connector: bool = False  # the image runs a KV connector (LMCache) beside the engine
+    # A sliding window keeps every batch in flight, not one (v0.27: SlidingWindowSpec reads
+    # VllmConfig.max_in_flight_tokens, two batches with async scheduling; v0.22 to v0.26
+    # read max_num_batched_tokens).
+    window_keeps_in_flight: bool = False
 
 
 @dataclass(frozen=True)
@@ -182,6 +186,8 @@ class VllmInputs:
     # True when the club-3090 hybrid-kv-groups patch is applied: a sliding-window bucket
     # that is the smallest no longer sets the group size (16/48/5 -> 8 instead of 5).
     prefer_padding_sliding_window_groups: bool = False
+    async_scheduling: bool | None = None  # None: vLLM's default for the drafter
+    attention_backend: str | None = None  # the backend that serves the KV (named or picked)
     engine: VllmEngineFacts = field(default_factory=VllmEngineFacts)
     constants: Constants = DEFAULT_CONSTANTS
 
@@ -282,6 +288,7 @@ class VllmFit:
     boots: bool  # vLLM's own checks: one max_model_len request fits, budget positive
     fits: bool  # max_model_len x max_num_seqs fits and nothing overflows the card
     headroom_tokens: int  # kv_pool_tokens - max_model_len * max_num_seqs
+    pool_by: str = "hand formulas"  # what sized the pool: vLLM's own code, or the formulas
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,10 @@ slack and the buffers allocated outside model loading (`vllm/utils/mem_utils.py`
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
 from .common import (
     ACTIVATION_DTYPE_BYTES,
     CUDA_CONTEXT_BYTES,
@@ -19,6 +23,12 @@ from .common import (
 from .layers import activation_peak_bytes, weights_per_gpu
 from .shapes import VllmBudget, VllmFit, VllmInputs
 from .vllm_pool import PoolLayout, needed_for_one_request, pool_layout, tokens_for_blocks
+from .vllm_specs import pool_query
+
+# Asks a vLLM release's own sizing code (`get_kv_cache_configs`) for the pool: the query of
+# `vllm_specs.pool_query` in, its answer out (num_blocks, tokens, concurrency, block_bytes,
+# boots), or None where it cannot answer (the hand formulas size the pool then).
+PoolSizer = Callable[[dict[str, Any]], "dict[str, Any] | None"]
 
 # --- CUDA graphs -------------------------------------------------------------------------
 
@@ -147,8 +157,51 @@ def _check(inputs: VllmInputs) -> None:
         raise ValueError(f"unknown mamba_cache_mode {inputs.mamba_cache_mode!r}")
 
 
-def predict_vllm(inputs: VllmInputs) -> VllmFit:
-    """Predict vLLM's start-up KV pool and per-GPU budget before booting."""
+@dataclass(frozen=True)
+class _Pool:
+    num_blocks: int
+    block_bytes: int
+    tokens: int
+    concurrency: float
+    boots: bool
+    by: str
+
+
+def _hand_pool(inputs: VllmInputs, layout: PoolLayout, available: int, why: str) -> _Pool:
+    num_blocks = max(0, available) // layout.block_bytes
+    return _Pool(
+        num_blocks,
+        layout.block_bytes,
+        tokens_for_blocks(num_blocks, layout, inputs.max_model_len),
+        num_blocks / layout.blocks_per_request,
+        available > 0 and available >= needed_for_one_request(inputs, layout),
+        why,
+    )
+
+
+def _pool(inputs: VllmInputs, layout: PoolLayout, available: int, sizer: PoolSizer | None) -> _Pool:
+    """vLLM's own answer where a sizer gives one, else the hand formulas'."""
+    answer = sizer(pool_query(inputs, available)) if sizer is not None and available > 0 else None
+    if answer is None or "error" in answer:
+        why = "hand formulas" + (f" (vLLM could not size it: {answer['error']})" if answer else "")
+        return _hand_pool(inputs, layout, available, why)
+    by = str(answer.get("by", "vLLM's get_kv_cache_configs"))
+    return _Pool(
+        int(answer["num_blocks"]),
+        int(answer["block_bytes"]) or layout.block_bytes,
+        int(answer["tokens"]),
+        float(answer["concurrency"]),
+        bool(answer["boots"]),
+        by,
+    )
+
+
+def predict_vllm(inputs: VllmInputs, sizer: PoolSizer | None = None) -> VllmFit:
+    """Predict vLLM's start-up KV pool and per-GPU budget before booting.
+
+    `sizer`: vLLM's own sizing code, asked for the pool once the budget leaves `available`
+    bytes; without one (or where it cannot answer) the hand formulas of vllm_pool.py.
+    """
     _check(inputs)
     layout: PoolLayout = pool_layout(inputs)
     total = inputs.gpu.cuda_total
@@ -161,35 +214,33 @@ def predict_vllm(inputs: VllmInputs) -> VllmFit:
     else:
         claimed = -(-total * round(inputs.gpu_memory_utilization * 10_000) // 10_000)
         available = claimed - spent
-    num_blocks = max(0, available) // layout.block_bytes
-    concurrency = num_blocks / layout.blocks_per_request
-    tokens = tokens_for_blocks(num_blocks, layout, inputs.max_model_len)
+    pool = _pool(inputs, layout, available, sizer)
     desktop = inputs.gpu.desktop_reservation_bytes
     free = total - (claimed - allocator_slack(inputs)) - outside - desktop
     budget = VllmBudget(
         total=total,
         claimed_by_util=claimed,
-        kv_pool=num_blocks * layout.block_bytes,
+        kv_pool=pool.num_blocks * pool.block_bytes,
         desktop_reservation=desktop,
         unaccounted=outside,
         free=free,
         **terms,
     )
-    boots = available > 0 and available >= needed_for_one_request(inputs, layout)
     return VllmFit(
-        kv_pool_tokens=tokens,
-        kv_pool_bytes_per_gpu=num_blocks * layout.block_bytes,
+        kv_pool_tokens=pool.tokens,
+        kv_pool_bytes_per_gpu=pool.num_blocks * pool.block_bytes,
         kv_available_bytes=available,
         kv_bytes_per_token_per_gpu=layout.full_token_bytes,
         fixed_state_bytes_per_request=layout.fixed_bytes_per_request,
         block_size=layout.block_size,
         group_size=layout.group_size,
-        num_blocks=num_blocks,
+        num_blocks=pool.num_blocks,
         blocks_per_request=layout.blocks_per_request,
-        max_concurrency=concurrency,
+        max_concurrency=pool.concurrency,
         capture_sizes=n_sizes,
         budget=budget,
-        boots=boots,
-        fits=boots and concurrency >= inputs.max_num_seqs and free >= 0,
-        headroom_tokens=tokens - inputs.max_model_len * inputs.max_num_seqs,
+        boots=pool.boots,
+        fits=pool.boots and pool.concurrency >= inputs.max_num_seqs and free >= 0,
+        headroom_tokens=pool.tokens - inputs.max_model_len * inputs.max_num_seqs,
+        pool_by=pool.by,
     )

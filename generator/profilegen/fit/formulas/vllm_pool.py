@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from .common import VLLM_DEFAULT_BLOCK_SIZE, cdiv
 from .layers import attention_bytes_per_token, hybrid_block_size, kv_group_size, mamba_state_bytes
 from .shapes import VllmInputs
+from .vllm_specs import async_scheduling
 
 
 @dataclass(frozen=True)
@@ -94,8 +95,15 @@ def _bucket_block(b: Bucket, page: int) -> int:
 
 
 def in_flight_tokens(inputs: VllmInputs) -> int:
-    """Tokens a sliding window must keep beyond itself: one step's batch (or the canvas)."""
-    return max(inputs.max_num_batched_tokens, inputs.shape.diffusion_canvas)
+    """Tokens a sliding window must keep beyond itself: the batches in flight (or the canvas).
+
+    From v0.27 every batch scheduled but not settled: two with async scheduling, vLLM's
+    default unless an external draft model turns it off (config/vllm.py).
+    """
+    batches = 1
+    if inputs.engine.window_keeps_in_flight and async_scheduling(inputs):
+        batches = 2
+    return max(batches * inputs.max_num_batched_tokens, inputs.shape.diffusion_canvas)
 
 
 def blocks_per_request(b: Bucket, block: int, inputs: VllmInputs) -> int:
