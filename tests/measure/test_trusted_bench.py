@@ -215,3 +215,19 @@ def test_any_json_event_is_read_or_refused(value: Any) -> None:
     result = reader.result()
     assert result.completion_tokens >= 0
     assert result.prompt_tokens is None or result.prompt_tokens >= 0
+
+
+def test_a_name_the_server_chose_is_printed_on_one_line(invoke: Invoke) -> None:
+    with StubEngine("vllm", ["x\n::error::forged\x1b[31m"]) as other:
+        run = invoke("bench", f"http://127.0.0.1:{other.port}", "--profile", DUAL, *FAST)
+    assert run.code == 1, run.text
+    assert "serves x?::error::forged?[31m; " in run.err
+    assert "\n::error" not in run.err and "\x1b" not in run.err
+
+
+def test_a_bare_url_names_what_it_serves_on_one_line(invoke: Invoke) -> None:
+    with PacedEngine("vllm", ["odd\nname"], token_s=0.0) as other:
+        run = invoke("bench", f"http://127.0.0.1:{other.port}", *FAST)
+    assert run.code == 0, run.text
+    assert "no registry profile serves odd?name" in run.err
+    assert "served as odd?name\n" in run.out

@@ -19,7 +19,7 @@ import click
 from ..authoring.evidence import record_evidence, recorded_as
 from ..errors import EXIT_OK, UsageError
 from ..hub.serving import Endpoint
-from ..measure.identity import Identity, identify, profile_of
+from ..measure.identity import Identity, identify, profile_of, shown_name
 from ..measure.machine import read_machine, used_mib
 from ..measure.method import PREFILL_DEPTHS, PREFILL_RUNS, RUNS, WARMUPS, Method
 from ..measure.record import evidence_record, record_rig, refuse_impossible, run_digest
@@ -128,7 +128,7 @@ def command(
         profile = profile_of(registry, endpoint.url, endpoint)
     identity = identify(registry, profile, endpoint)
     _say(
-        f"server at {endpoint.url}: {'; '.join(identity.notes) or 'no registry profile serves ' + identity.model}"
+        f"server at {endpoint.url}: {'; '.join(identity.notes) or 'no registry profile serves ' + shown_name(identity.model)}"
     )
     _measure(registry, endpoint, identity, method, fmt, record=record, rig=rig, by=by)
     return EXIT_OK
@@ -191,7 +191,7 @@ def _report(result: BenchResult, identity: Identity, url: str, fmt: str) -> None
     if fmt == "json":
         click.echo(json.dumps(_json(result, name, url), indent=2))
         return
-    click.echo(f"{name} at {url}, served as {result.model}")
+    click.echo(f"{name} at {url}, served as {shown_name(result.model)}")
     for p in result.prompts:
         decode = f"decode {p.decode_tps:7.2f}" if p.decode_tps is not None else "decode       -"
         click.echo(f"  {p.name:<10} wall {p.wall_tps:7.2f} tok/s  {decode}  TTFT {p.ttft_ms:6.0f} ms  "

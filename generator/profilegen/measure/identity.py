@@ -62,7 +62,7 @@ def identify(registry: Registry, profile: Profile | None, endpoint: Endpoint) ->
     asked = next((n for n in expected if n in server.names), None)
     if asked is None:
         raise NotTheProfile(
-            f"the server at {endpoint.url} serves {', '.join(server.names)}; "
+            f"the server at {endpoint.url} serves {', '.join(shown_name(n) for n in server.names)}; "
             f"{profile.id} serves {', '.join(expected)}: it is not this profile "
             f"(another server on port {urllib.parse.urlsplit(endpoint.url).port}?)"
         )
@@ -102,6 +102,13 @@ def profile_of(registry: Registry, url: str, endpoint: Endpoint) -> Profile | No
             "name it with --profile"
         )
     return None
+
+
+def shown_name(name: str) -> str:
+    """A name the server chose, as it may be printed: no control character reaches a terminal
+    or a CI log (a newline could forge a line of its own)."""
+    text = "".join(c if c.isprintable() else "?" for c in name)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _int(value: Any) -> int | None:
