@@ -324,3 +324,38 @@ def test_the_proof_copy_of_new_follows_no_link_out_and_never_loops(
     assert run.code == 0, run.text
     assert "wrote registry/profiles/tiny-new.yaml" in run.text
     assert snapshot(outside) == before
+
+
+TEMPLATE = "templates/compose/header.txt.j2"
+
+
+def template_finding(problem: str) -> str:
+    return f"{TEMPLATE}: error: [layout] header.txt.j2 {problem}"
+
+
+def test_a_registry_template_linked_out_is_never_read(root: Path, outside: Path) -> None:
+    """A registry's own templates/ is read as registry/ is: a template that is a symlink out
+    of the repository would copy what it points at into every rendered file."""
+    replace_with_link(root, TEMPLATE, outside / "secret")
+    finding = template_finding(
+        "resolves outside the repository (a symlink?); only files inside it are read"
+    )
+    before = snapshot(root, outside)
+    for args in (("render", "tiny-chat"), ("render", "--all")):
+        run = invoke_in(root, *args)
+        assert (run.code, run.err.splitlines()) == (1, [finding, "1 error, 0 warnings"]), run.text
+        assert SECRET not in run.text
+    check = invoke_in(root, "check")
+    assert check.code == 1 and findings(check) == [finding], check.text
+    assert SECRET not in check.text
+    unchanged(root, outside, before)
+
+
+def test_a_registry_template_that_is_a_fifo_is_refused(root: Path) -> None:
+    (root / TEMPLATE).parent.mkdir(parents=True)
+    os.mkfifo(root / TEMPLATE)
+    run = invoke_in(root, "render", "tiny-chat")
+    assert (run.code, run.err.splitlines()) == (
+        1,
+        [template_finding("is a FIFO, not a regular file"), "1 error, 0 warnings"],
+    )

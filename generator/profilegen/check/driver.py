@@ -21,6 +21,7 @@ from ..errors import (
     Finding,
     Location,
     ProfilegenError,
+    RegistryError,
     Severity,
     merge_findings,
 )
@@ -159,6 +160,8 @@ def _run_rule(ctx: CheckContext, rule: Rule) -> list[Finding]:
     findings: list[Finding] = []
     try:
         findings.extend(rule.fn(ctx))
+    except RegistryError as exc:  # located already (a template refused): reported once
+        findings.extend(exc.findings)
     except ProfilegenError as exc:
         findings.append(Finding(Location("registry"), str(exc), None, rule.id))
     return findings

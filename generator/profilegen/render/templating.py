@@ -6,12 +6,13 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from jinja2 import BytecodeCache, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined
+from jinja2 import BytecodeCache, FileSystemBytecodeCache, StrictUndefined
 from jinja2.bccache import Bucket
 from jinja2.sandbox import SandboxedEnvironment
 
 from ..cache import enabled, read_sealed, write_sealed
 from ..resources import cache_root
+from .loader import InsideLoader
 
 
 class _ByName(FileSystemBytecodeCache):
@@ -55,7 +56,7 @@ def make_environment(
 ) -> SandboxedEnvironment:
     """Registry values reach templates only through `finalize`, which quotes or escapes."""
     return SandboxedEnvironment(
-        loader=FileSystemLoader([str(d) for d in dirs]),
+        loader=InsideLoader([str(d) for d in dirs]),  # no template read through a link out
         undefined=StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
