@@ -12,7 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from profilegen.errors import UsageError
 from profilegen.hub.stream import BadStream, StreamReader
+from profilegen.measure.machine import Card, Machine
+from profilegen.measure.record import record_rig
 from profilegen.registry import open_registry
 from profilegen.render.context import served_names
 from tests.support.cli import Invoke
@@ -231,3 +234,30 @@ def test_a_bare_url_names_what_it_serves_on_one_line(invoke: Invoke) -> None:
     assert run.code == 0, run.text
     assert "no registry profile serves odd?name" in run.err
     assert "served as odd?name\n" in run.out
+
+
+def _machine(name: str, mib: int, count: int = 1) -> Machine:
+    card = Card(name, mib << 20, None, None, None, None)
+    return Machine((card,) * count, "560.35")
+
+
+def test_the_rig_is_the_machine_cards_never_the_profile_default(repo: Path) -> None:
+    registry = open_registry(repo)
+    h200 = _machine("NVIDIA H200", 143771)
+    assert record_rig(registry, h200, "read through NVML", None, local=True) == "1xh200"
+    with pytest.raises(UsageError) as other:
+        record_rig(registry, h200, "read through NVML", "1x3090", local=True)
+    assert str(other.value) == (
+        "--rig 1x3090 is not this machine's cards (1x NVIDIA H200, rig 1xh200): the server on "
+        "this machine runs on its cards"
+    )
+    with pytest.raises(UsageError) as unknown:
+        record_rig(registry, _machine("NVIDIA GeForce RTX 3090", 24576, 3), "", None, local=True)
+    assert str(unknown.value) == (
+        "this machine's cards (3x NVIDIA GeForce RTX 3090) are no registry rig's: add the rig "
+        "under registry/rigs/ to record a run on it"
+    )
+    with pytest.raises(UsageError) as remote:
+        record_rig(registry, h200, "", None, local=False)
+    assert "the server is not on this machine" in str(remote.value)
+    assert record_rig(registry, None, "", "2x3090", local=False) == "2x3090-pcie"
