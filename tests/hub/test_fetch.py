@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from profilegen.hub.fetched import FETCHED_NAME
 from profilegen.hub.verify import RECORD_NAME
 from profilegen.lockfile.lock import LOCK_NAME
 from tests.support.cli import Invoke
@@ -67,7 +68,9 @@ def landed(model_dir: Path) -> list[str]:
     return sorted(
         p.relative_to(model_dir).as_posix()
         for p in model_dir.rglob("*")
-        if p.is_file() and ".cache" not in p.relative_to(model_dir).parts and p.name != RECORD_NAME
+        if p.is_file()
+        and ".cache" not in p.relative_to(model_dir).parts
+        and p.name not in (RECORD_NAME, FETCHED_NAME)
     )
 
 
