@@ -831,8 +831,8 @@ MUTATIONS: tuple[Mutation, ...] = (
         file=DUAL_FAST,
         line="tokens_per_s: 178000}",
         apply=replace(DUAL_FAST, "tokens_per_s: 1780}", "tokens_per_s: 178000}"),
-        message="prefill at 10,000 tokens 178,000.0 tok/s is past the physical bound of 8,313 "
-        "tok/s (21.41x it) for 2x NVIDIA GeForce RTX 3090: 284 dense fp16 tensor TFLOPS",
+        message="prefill at 10,000 tokens 178,000.0 tok/s is past the physical bound of 16,625 "
+        "tok/s (10.71x it) for 2x NVIDIA GeForce RTX 3090: 568 dense 8-bit tensor TFLOPS",
     ),
     Mutation(
         name="evidence-source-with-a-password",

@@ -50,9 +50,9 @@ def test_a_moe_token_reads_only_its_experts(registry: Registry) -> None:
     assert 30e9 < total < 40e9 and 2e9 < active < 4e9  # 35B-A3B
 
 
-def test_llamacpp_prefill_runs_on_int8_tensor_cores(registry: Registry) -> None:
+def test_quantised_weights_may_prefill_on_8_bit_tensor_cores(registry: Registry) -> None:
     profile = registry.profiles["llamacpp-gemma-12b-single-q8kxl"]
     one = speed_bound(registry, profile, "1x3090")
     assert one is not None and one.bandwidth_gbps == 936
-    assert one.precision == "int8"  # llama.cpp multiplies quantised weights on int8 cores
+    assert one.precision == "8-bit"  # llama.cpp multiplies quantised weights on int8 cores
     assert one.tflops == 2 * 142

@@ -23,7 +23,7 @@ from ..model.evidence import Evidence
 from ..registry import Registry
 from .formulas.llamacpp_weights import model_params
 from .formulas.shapes import ModelShape
-from .inputs import FP4_NATIVE_SM, FP8_NATIVE_SM, model_shape, model_weights_bytes, weight_dtype
+from .inputs import FP4_NATIVE_SM, model_shape, model_weights_bytes, weight_dtype
 
 # How far past the ideal a measured figure may still be believed (docs/EVIDENCE.md).
 MARGIN = 1.5
@@ -43,7 +43,7 @@ class SpeedBound:
     cards: tuple[str, ...]  # GPU names of the cards the engine reads from
     bandwidth_gbps: float | None  # summed over those cards
     tflops: float | None  # dense tensor peak, summed, at the weights' compute precision
-    precision: str  # fp16 | int8 | fp8 | fp4: the tensor cores prefill runs on
+    precision: str  # fp16 | 8-bit | fp4: the tensor cores prefill may run on
     weights_bytes: int
     weights_known: bool  # False: the artifact's size is unknown (FLOOR_BITS per weight)
     active_params: int
@@ -140,21 +140,22 @@ def _used_cards(registry: Registry, profile: Profile, rig_id: str, tp: int | Non
 
 
 def _precision(registry: Registry, profile: Profile, weights: str, cards: list[Gpu]) -> str:
-    """The tensor cores prefill can run the weights on: llama.cpp multiplies quantised
-    weights on int8 ones; FP8 and FP4 weights run natively from Ada and Blackwell."""
+    """The tensor cores prefill may run the weights on: weights of 8 bits or fewer may be
+    multiplied on 8-bit ones (W8A8, W4A8, llama.cpp's int8 kernels for quantised GGUF), twice
+    the FP16 rate on every card here; NVFP4 weights on FP4 ones from Blackwell, four times."""
     artifact = registry.models[profile.model].artifacts[weights]
     sm = min(tuple(int(x) for x in g.sm.split(".")) for g in cards)
     dtype = weight_dtype(artifact)
     if artifact.format == "gguf":
-        return "fp16" if (artifact.quantization or "").lower() in _UNQUANTISED else "int8"
+        quantised = (artifact.quantization or "").lower() not in _UNQUANTISED
+    else:
+        quantised = dtype not in ("bf16", "fp16")
     if dtype == "nvfp4" and sm >= FP4_NATIVE_SM:
         return "fp4"
-    if dtype == "fp8" and sm >= FP8_NATIVE_SM:
-        return "fp8"
-    return "int8" if dtype == "int8" else "fp16"
+    return "8-bit" if quantised else "fp16"
 
 
-_PRECISION_FACTOR = {"fp16": 1, "int8": 2, "fp8": 2, "fp4": 4}
+_PRECISION_FACTOR = {"fp16": 1, "8-bit": 2, "fp4": 4}
 
 
 def _tokens_per_pass(registry: Registry, profile: Profile, shape: ModelShape,
