@@ -83,7 +83,7 @@ def _env_cases() -> list[Case]:
 
 
 def _host_cases() -> list[Case]:
-    bash_env = reserved("BASH_ENV", 22, BASH)
+    bash_env = reserved("BASH_ENV", 26, BASH)  # env: goes after the base profile's 24 lines
     alone = bash_env.replace(INHERITED, "")  # `render PROFILE` looks at that profile only
     return [
         # The trial's critical case: every command that renders or explains the profile.

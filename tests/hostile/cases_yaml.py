@@ -253,8 +253,8 @@ def yaml_cases() -> list[Case]:
                     "status, model, weights, mmproj, engine, rig, drafter, patches, port, "
                     "alternatives, bind_host, nvlink_mode, envelope, serve, runtime, switches, tunables, "
                     "tunable_aliases, env, mounts, kubernetes, user_gid, shm_size, restart, "
-                    "template_note, best_for, caveats, siblings, deviations, spellings, evidence, "
-                    "notes",
+                    "template_note, best_for, best_for_source, exposures, exposures_source, "
+                    "recommendations, caveats, siblings, deviations, spellings, evidence, notes",
                 ),
             ),
         ),
