@@ -143,6 +143,7 @@ def test_schema_and_lock_and_cache_report_in_json(tiny: Path) -> None:
         "resolved": sum(1 for e in lock["artifacts"].values() if e.get("resolved")),
         "patch_files": len(lock["patches"]),
         "offline": True,
+        "patch_kept": [],  # patch files the cache lacked, kept as the lock had them
     }
 
 
