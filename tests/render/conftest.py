@@ -20,6 +20,7 @@ from click.testing import CliRunner
 from ruamel.yaml import YAML
 
 from profilegen.cli import cli
+from profilegen.explain.layout import weights_paths
 from profilegen.registry import Registry, open_registry
 from profilegen.render import render_profile
 from profilegen.render.bundle import bundle_files, write_bundle
@@ -540,6 +541,20 @@ def _stubs(topo: str | None) -> dict[str, bytes]:
     return files
 
 
+def _weights(service: Mapping[str, Any]) -> dict[str, bytes]:
+    """Empty stand-ins where the entrypoint looks for the model's weights (as explain lays
+    them out): the container of a bundle whose weights were fetched."""
+    script = str(list(service["entrypoint"])[-1])
+    for volume in service["volumes"]:
+        target = str(volume["target"]).rstrip("/")
+        if volume["type"] != "bind" or not (script == target or script.startswith(target + "/")):
+            continue
+        path = Path(volume["source"]) / script[len(target) :].lstrip("/")
+        if path.is_file():
+            return dict.fromkeys(weights_paths([path.read_text()]), b"")
+    return {}
+
+
 def run_entrypoint(
     service: Mapping[str, Any],
     *,
@@ -575,7 +590,7 @@ def run_entrypoint(
     ]
     box = Box(
         binds=tuple(binds),
-        files=_stubs(topo),
+        files={**_weights(service), **_stubs(topo)},
         env={
             "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
             "HOME": "/root",

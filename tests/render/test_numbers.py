@@ -6,11 +6,13 @@ from __future__ import annotations
 import random
 import subprocess
 from decimal import Decimal
-from pathlib import Path
 
-from profilegen.resources import data_dir
+from profilegen.render.context import environments
+from profilegen.render.targets.compose import render_helpers
+from profilegen.resources import template_dirs
 
-HELPERS = data_dir("templates") / "entrypoint" / "helpers.sh.j2"
+# The helpers as every entrypoint sources them (rendered: their limits come from Python).
+HELPERS = render_helpers(environments(tuple(template_dirs(None)))).decode()
 
 
 def _spelling(rng: random.Random) -> str:
@@ -23,8 +25,8 @@ def _spelling(rng: random.Random) -> str:
     return rng.choice(["", "-"]) + body
 
 
-def _compare_in_bash(pairs: list[tuple[str, str]], helpers: Path) -> list[int]:
-    script = "set -euo pipefail\nsource " + str(helpers) + "\n"
+def _compare_in_bash(pairs: list[tuple[str, str]], helpers: str) -> list[int]:
+    script = "set -euo pipefail\n" + helpers + "\n"
     script += "".join(f"pg_compare '{a}' '{b}'; echo $pg_cmp\n" for a, b in pairs)
     done = subprocess.run(["bash"], input=script, capture_output=True, text=True, check=True)
     return [int(word) for word in done.stdout.split()]
@@ -48,7 +50,7 @@ def test_numbers_compare_as_decimals() -> None:
 
 def test_a_bound_is_named_when_a_changed_value_breaks_it() -> None:
     script = f"""set -euo pipefail
-source {HELPERS}
+{HELPERS}
 GPU_MEMORY_UTILIZATION=1.00000001 TP=0 MAX_MODEL_LEN=1e400
 pg_tunable TP int 2
 pg_range TP gt 0 - 0 '> 0'
@@ -69,7 +71,7 @@ pg_ranges
 def test_a_default_value_is_not_bounded_again() -> None:
     # The registry's own values were checked against the same bounds when they were loaded.
     script = f"""set -euo pipefail
-source {HELPERS}
+{HELPERS}
 TP=2
 pg_tunable TP int 2
 pg_range TP gt 5 - 0 '> 5'

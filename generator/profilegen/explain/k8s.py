@@ -14,7 +14,7 @@ from ..render.targets.k8s import RenderedK8s
 from ..render.targets.k8s_patches import SCRIPTS_DIR
 from .boxscripts import RECORDERS
 from .core import ENV_NAME, Explanation, Scenario, _explanation
-from .layout import IMAGE_ENV
+from .layout import IMAGE_ENV, lay_out_weights
 from .sandbox import Job, Launch, Layout, Mount, run_jobs, stub_path
 
 ROLES = {"server": "entrypoint.sh", "leader": "leader.sh", "worker": "worker.sh"}
@@ -49,7 +49,8 @@ def pod_env(rendered: RenderedK8s, role: str, scenario: Scenario) -> dict[str, s
 
 
 def pod_layout(rendered: RenderedK8s) -> Layout:
-    """The pod's files: the scripts ConfigMap at its mount, each patch file at its target."""
+    """The pod's files: the scripts ConfigMap at its mount, each patch file at its target, and
+    stand-ins for the weights the loader puts on the model volume."""
     files = {f"scripts/{name}": text.encode() for name, text in rendered.scripts.items()}
     files["scripts/helpers.sh"] += RECORDERS.encode()
     mounts = [Mount("scripts", SCRIPTS_DIR)]
@@ -60,6 +61,7 @@ def pod_layout(rendered: RenderedK8s) -> Layout:
             mounts.append(Mount(f"patches/{index}/{patch.files[0].path}", patch.mount_target))
         else:
             mounts.append(Mount(f"patches/{index}", patch.mount_target))
+    lay_out_weights(files, mounts, rendered.scripts.values())
     return Layout(files, (), tuple(mounts))
 
 

@@ -3,12 +3,16 @@
 The rendered bundle (entrypoint, helpers, patch files) is laid out in a job folder exactly as
 `render -o` writes it, and every bind mount of the interpolated service places its source at
 its target, in order. What a mount takes from the host (the model folder, `NINJA_BIN`) is an
-empty stand-in: the sandbox never shows the host's own files to a container.
+empty stand-in: the sandbox never shows the host's own files to a container. The weights the
+entrypoint looks for before it starts the engine (`pg_weights`) are empty stand-ins too, at
+the paths it names: explain shows a container whose weights were fetched.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+import shlex
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from ..render import Rendered
@@ -17,14 +21,20 @@ from .sandbox import Layout, Mount
 
 BUNDLE = "bundle"
 HOST = "host"
+WEIGHTS = "weights"
+# The entrypoint's weights guard: `pg_weights file|folder PATH ...` (templates/entrypoint).
+_WEIGHTS = re.compile(r"^[ \t]*pg_weights[ \t]+(\S.*)$", re.M)
 IMAGE_ENV = {
     "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
     "HOME": "/root",
 }
 
 
-def compose_layout(rendered: Rendered, service: Mapping[str, Any]) -> Layout:
-    """The job folder and mounts of one interpolated compose service."""
+def compose_layout(
+    rendered: Rendered, service: Mapping[str, Any], missing: Collection[str] = ()
+) -> Layout:
+    """The job folder and mounts of one interpolated compose service; `missing`: weights
+    (paths as `weights_paths` gives them) left out, as before `profilegen fetch`."""
     files = {f"{BUNDLE}/{name}": data for name, data in rendered.files().items()}
     files[f"{BUNDLE}/helpers.sh"] = rendered.helpers + RECORDERS.encode()
     for patch in rendered.manifest.patches:
@@ -45,7 +55,40 @@ def compose_layout(rendered: Rendered, service: Mapping[str, Any]) -> Layout:
         elif rel not in files and not any(name.startswith(rel + "/") for name in files):
             dirs.append(rel)
         mounts.append(Mount(rel, target, bool(volume.get("read_only"))))
+    lay_out_weights(files, mounts, [rendered.script], missing)
     return Layout(files, tuple(dirs), tuple(mounts))
+
+
+def weights_paths(scripts: Iterable[str]) -> list[str]:
+    """The files the scripts' weights guards look for: a GGUF file itself, a folder's
+    config.json."""
+    paths = []
+    for script in scripts:
+        for match in _WEIGHTS.finditer(script):
+            words = shlex.split(match.group(1))
+            if len(words) >= 2 and words[0] in ("file", "folder"):
+                paths.append(words[1] if words[0] == "file" else f"{words[1]}/config.json")
+    return list(dict.fromkeys(paths))
+
+
+def lay_out_weights(
+    files: dict[str, bytes],
+    mounts: list[Mount],
+    scripts: Iterable[str],
+    missing: Collection[str] = (),
+) -> None:
+    """An empty stand-in at each path the weights guards look for: in the folder the last
+    mount over it takes its files from, else a file of its own mounted there."""
+    for index, path in enumerate(weights_paths(scripts)):
+        if path in missing:
+            continue
+        over = [m for m in mounts if path.startswith(m.target.rstrip("/") + "/")]
+        if over and over[-1].source not in files:
+            rest = path[len(over[-1].target.rstrip("/")) + 1 :]
+            files[f"{over[-1].source}/{rest}"] = b""
+        else:
+            files[f"{WEIGHTS}/{index}"] = b""
+            mounts.append(Mount(f"{WEIGHTS}/{index}", path))
 
 
 def _in_bundle(source: str) -> str | None:

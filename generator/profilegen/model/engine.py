@@ -9,6 +9,7 @@ from pydantic import Field, StringConstraints, field_validator, model_validator
 
 from ..families import kinds
 from .common import EnvName, EnvSpec, Id, Strict, Text
+from .tunable_values import value_problem
 
 # A command name, or an absolute path whose steps are names (no `.`, `..` or empty step).
 # Folders of a container the kernel provides: no image installs an engine there.
@@ -41,6 +42,10 @@ class Tunable(Strict):
             raise ValueError(
                 "env: a tunable takes its default from exactly one of field or default"
             )
+        problem = None if self.default is None else value_problem(self.default, self.type)
+        if problem is not None:
+            # Every boot would refuse it: the entrypoint holds a default to the same rules.
+            raise ValueError(f"default: a {self.type} tunable's default {problem}")
         return self
 
 

@@ -26,6 +26,7 @@ from .evidence import Evidence, headline, newest
 from .kubernetes import ProfileKubernetes
 from .runtime import Runtime
 from .settings import ApiKeyPolicy
+from .tunable_values import format_default, value_problem
 
 ContainerPath = Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9_.@+/-]*$")]
 HostPath = Annotated[str, StringConstraints(pattern=r"^(~|\.|/)[A-Za-z0-9_.@+/-]*$")]
@@ -237,6 +238,14 @@ class ProfileTunable(Strict):
     default: bool | int | float | ComposeLiteral
     type: Literal["int", "float", "bool", "word", "path", "text"]
     help: Text
+
+    @model_validator(mode="after")
+    def _boots(self) -> ProfileTunable:
+        # Every boot would refuse it: the entrypoint holds a default to the same rules.
+        problem = value_problem(format_default(self.default, self.type), self.type)
+        if problem is not None:
+            raise ValueError(f"default: a {self.type} tunable's default {problem}")
+        return self
 
 
 class Deviation(Strict):

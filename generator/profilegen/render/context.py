@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
@@ -15,6 +15,7 @@ from ..families import family
 from ..model import Profile
 from ..model.common import EnvFrom
 from ..model.kv_backends import accepted_dtypes
+from ..model.model import Artifact
 from ..registry import Registry
 from .command import Arg, Var
 from .manifest import build_manifest
@@ -29,7 +30,7 @@ from .quoting import (
 )
 from .shelljson import Slot
 from .templating import make_environment
-from .tunables import EffectiveTunable, effective_tunables, interp
+from .tunables import LIMITS, EffectiveTunable, effective_tunables, interp
 
 SLOT_KINDS = {"int": "number", "float": "number", "bool": "bool"}
 
@@ -79,6 +80,8 @@ def environments(dirs: tuple[Path, ...]) -> dict[str, SandboxedEnvironment]:
             words=lambda values: shell_words(list(values)),
             basename=_basename,
         )
+        # The entrypoint's caps (length, number range), from the one place `check` reads.
+        env.globals["limits"] = LIMITS
         out[name] = env
     return out
 
@@ -113,6 +116,16 @@ def _text(value: object) -> str:
 class ApiKey:
     required: bool
     via: str | None
+
+
+@dataclass(frozen=True)
+class WeightsCheck:
+    """Weights the engine loads, which the entrypoint looks for before it starts it."""
+
+    kind: str  # "file" (a GGUF the engine opens) or "folder" (one holding config.json)
+    path: str  # where the container has them, exactly as the command passes them
+    whose: str  # "the model's", "the projector's", "the drafter's"
+    drafting: bool = False  # looked for only while speculative decoding is on
 
 
 class Context:
@@ -154,6 +167,26 @@ class Context:
         """How this server takes its API key (never on its command line), and whether it must."""
         policy = self.profile.serve.api_key or self.registry.settings.serving.api_key
         return ApiKey(policy == "required", self.family.api_key_via)
+
+    @cached_property
+    def weights_checks(self) -> list[WeightsCheck]:
+        """The weights the command passes the engine: the model's, a projector's (llama.cpp)
+        and a drafter's own (only while drafting)."""
+        checks = [self._weights_check(self.weights, "the model's")]
+        if self.mmproj is not None and self.family.weights_format == "gguf":
+            checks.append(self._weights_check(self.mmproj, "the projector's"))
+        if self.drafter is not None and self.drafter.artifact is not None:
+            drafter = self._weights_check(self.drafter.artifact, "the drafter's")
+            checks.append(replace(drafter, drafting=True))
+        return checks
+
+    def _weights_check(self, artifact: Artifact, whose: str) -> WeightsCheck:
+        # llama-server opens the artifact's first file; vLLM and SGLang load its folder.
+        if self.family.weights_format == "gguf" and artifact.files:
+            path = self.model_path(artifact.local_dir, artifact.files[0], artifact.subfolder)
+            return WeightsCheck("file", path, whose)
+        path = self.model_path(artifact.local_dir, subfolder=artifact.subfolder)
+        return WeightsCheck("folder", path, whose)
 
     @cached_property
     def python_paths(self) -> list[str]:

@@ -36,7 +36,7 @@ PASS_IN = frozenset(
 _NAME = r"[A-Z_][A-Z0-9_]*"
 _USES = re.compile(
     rf"\$\{{?({_NAME})"  # $NAME, ${NAME...}
-    rf"|\b(?:export|unset|local|pg_tunable|pg_check|pg_range|pg_oneof)((?:[ \t]+{_NAME}(?:=\S*)?)+)"
+    rf"|\b(?:export|unset|local|pg_tunable|pg_check|pg_range|pg_oneof|pg_inputs)((?:[ \t]+{_NAME}(?:=\S*)?)+)"
     rf"|^[ \t]*({_NAME})=",  # NAME=value
     re.M,
 )

@@ -2,16 +2,31 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ..cache import ByIdentity
 from ..model import Profile
+from ..model import tunable_values as values
+from ..model.tunable_values import format_default
 from ..registry import Registry
 from .domains import Domain, domain_of
 
 Scope = Literal["container", "compose"]
+__all__ = ["LIMITS", "EffectiveTunable", "effective_tunables", "format_default", "interp"]
+
+# What the entrypoint's guards hold every value to (helpers.sh reads them as `limits`).
+LIMITS: dict[str, Any] = {
+    "longest": dict(values.LONGEST),
+    "input": values.LONGEST_INPUT,
+    "switch": values.LONGEST_SWITCH,
+    "key": values.LONGEST_KEY,
+    "largest": values.LARGEST,
+    "largest_digits": len(str(values.LARGEST)),
+    "largest_text": values.LARGEST_TEXT,
+    "smallest_exponent": values.SMALLEST_EXPONENT,
+    "smallest_text": values.SMALLEST_TEXT,
+}
 
 
 @dataclass(frozen=True)
@@ -33,20 +48,6 @@ class EffectiveTunable:
     # to the fact; the dialects ask for the fact and get this tunable's variable.
     field: str | None = None
     reaches: str = "argv"
-
-
-def format_default(value: Any, kind: str) -> str:
-    """The text of a default as it appears in `${VAR:-default}` and in .env.example."""
-    if isinstance(value, bool):
-        return ("1" if value else "0") if kind == "switch" else ("true" if value else "false")
-    if isinstance(value, float):
-        return json.dumps(value)
-    if isinstance(value, list | tuple):
-        # llama.cpp's `-ts 0.55,0.45` (and `1,1`): a list default is one comma-separated word.
-        return ",".join(
-            f"{item:g}" if isinstance(item, float) else format_default(item, kind) for item in value
-        )
-    return str(value)
 
 
 def _lookup(path: str, context: dict[str, Any]) -> Any:
