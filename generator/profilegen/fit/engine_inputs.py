@@ -72,6 +72,7 @@ def vllm_facts(
         v2_cudagraphs_profiled=mem.v2_cudagraphs_profiled if mem else False,
         kv_connector=bool(mem and mem.kv_connector),
         window_keeps_in_flight=_from_release(engine, (0, 27)),
+        boot_check_by_groups=_from_release(engine, (0, 25)),
     )
 
 

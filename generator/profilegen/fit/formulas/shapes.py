@@ -154,6 +154,9 @@ class VllmEngineFacts:
     # VllmConfig.max_in_flight_tokens, two batches with async scheduling; v0.22 to v0.26
     # read max_num_batched_tokens).
     window_keeps_in_flight: bool = False
+    # The boot check counts the padded groups (v0.25 on: _max_memory_usage_bytes_from_groups),
+    # not each layer's own need (v0.22).
+    boot_check_by_groups: bool = False
 
 
 @dataclass(frozen=True)

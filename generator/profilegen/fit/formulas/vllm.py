@@ -167,6 +167,13 @@ class _Pool:
     by: str
 
 
+def _needed(inputs: VllmInputs, layout: PoolLayout) -> int:
+    """What vLLM's start-up check asks for one max_model_len request."""
+    if inputs.engine.boot_check_by_groups and not layout.uniform:
+        return layout.blocks_per_request * layout.block_bytes
+    return needed_for_one_request(inputs, layout)
+
+
 def _hand_pool(inputs: VllmInputs, layout: PoolLayout, available: int, why: str) -> _Pool:
     num_blocks = max(0, available) // layout.block_bytes
     return _Pool(
@@ -174,14 +181,14 @@ def _hand_pool(inputs: VllmInputs, layout: PoolLayout, available: int, why: str)
         layout.block_bytes,
         tokens_for_blocks(num_blocks, layout, inputs.max_model_len),
         num_blocks / layout.blocks_per_request,
-        available > 0 and available >= needed_for_one_request(inputs, layout),
+        available > 0 and available >= _needed(inputs, layout),
         why,
     )
 
 
 def _pool(inputs: VllmInputs, layout: PoolLayout, available: int, sizer: PoolSizer | None) -> _Pool:
     """vLLM's own answer where a sizer gives one, else the hand formulas'."""
-    answer = sizer(pool_query(inputs, available)) if sizer is not None and available > 0 else None
+    answer = sizer(pool_query(inputs, available)) if sizer is not None else None
     if answer is None or "error" in answer:
         why = "hand formulas" + (f" (vLLM could not size it: {answer['error']})" if answer else "")
         return _hand_pool(inputs, layout, available, why)
