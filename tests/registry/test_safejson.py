@@ -3,7 +3,7 @@ Python's parser runs, and a file past them is a located error, never a Recursion
 
 Each reader is tried with a 2,000-deep document: engine facts, the lock, a patch manifest (in
 the checked-in tree and in a folder `render -o` is pointed at), the verified-files record of
-a model folder, and a JSON value on an engine's command line.
+a model folder, a JSON value on an engine's command line, and JSON in an imported catalogue.
 """
 
 from __future__ import annotations
@@ -18,12 +18,16 @@ import pytest
 
 from profilegen.facts.judge import judge_argv
 from profilegen.hub.verify import RECORD_NAME, Record
+from profilegen.importers.club3090.envmap import template_kwargs
+from profilegen.importers.club3090.flags import CONVERT
 from profilegen.registry import safeyaml
 from profilegen.registry.safejson import MAX_DEPTH, JsonProblem, load_json, load_json_file
 from tests.facts.fixtures import facts
+from tests.importers.fixtures import base_files, commit
 from tests.support.cli import invoke_in
 
 BASE = Path(__file__).resolve().parents[1] / "registry" / "base"
+REAL = Path(__file__).resolve().parents[2]
 DEEP = '{\n  "a": ' + "[" * 2000 + "]" * 2000 + "}\n"
 TOO_DEEP = "nested deeper than 64 levels: line 2 column 71 (char 72)"
 
@@ -125,3 +129,25 @@ def test_a_deep_or_blocking_verified_record_is_ignored(tmp_path: Path) -> None:
 
 def test_a_deep_json_value_on_a_command_line_is_not_judged_as_json() -> None:
     assert judge_argv(facts(), ["--speculative-config", "[" * 2000 + "]" * 2000]) == []
+
+
+def test_deep_json_in_an_imported_catalogue_is_not_taken_for_json(tmp_path: Path) -> None:
+    """The speculative config a compose entrypoint builds, and a JSON flag of its command."""
+    files = base_files()
+    deep = "[" * 2000 + "]" * 2000
+    spec = '"{\\"method\\":\\"mtp\\",\\"num_speculative_tokens\\":$$_spec_n}"'
+    for name, text in files.items():
+        if spec in text:
+            files[name] = text.replace(spec, '"{\\"method\\":' + deep + '}"')
+    assert any(deep in text for text in files.values())
+    target = tmp_path / "ours"
+    (target / "registry" / "gpus").mkdir(parents=True)
+    shutil.copy(REAL / "registry/gpus/rtx-3090.yaml", target / "registry/gpus/rtx-3090.yaml")
+    shutil.copytree(REAL / "schema", target / "schema")
+    repo = tmp_path / "club-3090"
+    run = invoke_in(target, "import", "club3090", str(repo), "--rev", commit(repo, files, "deep"))
+    assert "internal error" not in run.text and "Traceback" not in run.text, run.text
+    assert run.code in (0, 1, 2), run.text
+    assert template_kwargs(deep) == {}
+    with pytest.raises(ValueError, match="nested deeper than 64 levels"):
+        CONVERT["json"]([deep])

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from ...registry.safejson import load_json
 from .words import binding, default_value
 
 # Variables profilegen declares itself from modelled facts (the drafter toggle, NVLink, switches,
@@ -60,7 +60,7 @@ def template_kwargs(raw: str | None) -> dict[str, Any]:
     if raw is None:
         return {}
     try:
-        value = json.loads(default_value(raw))
+        value = load_json(default_value(raw))
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}

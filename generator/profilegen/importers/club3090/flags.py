@@ -7,12 +7,12 @@ profilegen does not model is kept verbatim in the profile's escape hatch and rep
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...registry.safejson import load_json
 from .words import Binding, binding, default_value, group_flags
 
 # flag -> (fact path, value kind, the tunable profilegen reads for it)
@@ -322,7 +322,7 @@ def _onoff(texts: list[str]) -> bool:
 
 
 def _json_object(texts: list[str]) -> dict[str, Any]:
-    value = json.loads(texts[0])
+    value = load_json(texts[0])
     if not isinstance(value, dict):
         raise ValueError("not a JSON object")
     return value

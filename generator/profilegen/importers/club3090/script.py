@@ -7,10 +7,10 @@ is matched by a pattern; anything else is reported as not modelled.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 
+from ...registry.safejson import load_json
 from .words import default_value
 
 _SPEC_DEFAULT = re.compile(
@@ -120,7 +120,7 @@ def _json_template(escaped: str, assigned: dict[str, str]) -> dict[str, object] 
         text = re.sub(r"\$\{" + name + r"\}|\$" + name + r"(?!\w)", value, text)
     text = re.sub(r"\$\{[A-Za-z_]\w*(?::-[^}]*)?\}|\$[A-Za-z_]\w*", "0", text)
     try:
-        value = json.loads(text)
+        value = load_json(text)
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
