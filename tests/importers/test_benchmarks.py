@@ -262,3 +262,22 @@ def test_what_a_maintainer_adds_to_an_imported_record_survives_a_reimport(
     assert again.code == 0 and "0 files changed" in again.out, again.text
     assert path.read_text() == before
     assert evidence(target, "tiny-dual-fast")[0]["settings"] == {"spec_n": 4}
+
+
+def test_a_row_a_maintainer_already_recorded_is_not_added_twice(
+    imported: Imported, target: Path
+) -> None:
+    """The same day and decode speeds as a maintainer's own record: the same measurement."""
+    path = target / "registry/profiles/tiny-dual-fast.yaml"
+    yaml = YAML()
+    doc = yaml.load(path.read_text())
+    first = dict(doc["evidence"][0])
+    own = {k: v for k, v in first.items() if k not in ("origin", "source")}
+    doc["evidence"] = [{"source": "my own notes of that bench", **own}, *doc["evidence"][1:]]
+    with path.open("w") as out:
+        yaml.dump(doc, out)
+    again = run(target, "import", "club3090", str(imported.repo), "--rev", imported.rev)
+    assert again.code == 0, again.text
+    records = evidence(target, "tiny-dual-fast")
+    assert [r["source"] for r in records][0] == "my own notes of that bench"
+    assert len(records) == 2  # the row it repeats is not imported again beside it

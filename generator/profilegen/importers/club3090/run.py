@@ -142,7 +142,8 @@ def _replaced_imports(
     out: list[dict[str, Any]] = []
     placed = False
     before = [r for r in evidence if imported(r)]
-    records = [_with_added_keys(r, before) for r in records]
+    own = [r for r in evidence if not imported(r)]
+    records = [_with_added_keys(r, before) for r in records if not _recorded(r, own)]
     for record in evidence:
         if not imported(record):
             out.append(record)
@@ -150,6 +151,24 @@ def _replaced_imports(
             out += records
             placed = True
     return out if placed else out + records
+
+
+def _recorded(row: dict[str, Any], own: list[dict[str, Any]]) -> bool:
+    """Whether a maintainer's record already holds the row's measurement (the same day and the
+    same decode speeds): the row is not added a second time."""
+    measured = row.get("measured") or {}
+    speeds = (measured.get("decode_tps_narrative"), measured.get("decode_tps_code"))
+    if None in speeds:
+        return False
+    return any(
+        r.get("date") == row.get("date")
+        and (
+            (r.get("measured") or {}).get("decode_tps_narrative"),
+            (r.get("measured") or {}).get("decode_tps_code"),
+        )
+        == speeds  # fmt: skip
+        for r in own
+    )
 
 
 def _with_added_keys(record: dict[str, Any], before: list[dict[str, Any]]) -> dict[str, Any]:
