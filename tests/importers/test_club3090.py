@@ -70,6 +70,19 @@ def test_an_imported_catalogue_checks_clean(upstream: tuple[Path, str], target: 
     assert run(target, "cache", "add", *_pinned_files(target, repo)).code == 0
     for args in (("render", "--all"), ("lock", "--offline")):
         assert run(target, *args).code == 0
+    # The import cannot read an engine's release: an engine in service without its facts
+    # file fails check (nothing its profiles pass would be judged) until a maintainer adds it.
+    check = run(target, "check", "--quiet")
+    assert [line.split(": error: ")[-1].split(" (")[0] for line in check.out.splitlines()[:-1]] == [
+        f"[engine-facts-file] {e} has no facts file: what its profiles pass is not checked "
+        "against its release"
+        for e in ("llama.cpp-b10236", "vllm-v0.27.1")
+    ], check.text
+    # What `profilegen engine facts ID` writes from the release (the catalogue's own files).
+    for engine in ("llama.cpp-b10236", "vllm-v0.27.1"):
+        facts = f"registry/engines/facts/{engine}.json"
+        (target / facts).parent.mkdir(exist_ok=True)
+        shutil.copy(REAL / facts, target / facts)
     check = run(target, "check")
     assert check.code == 0, check.text
     shown = json.loads(run(target, "show", "vllm/tiny-dual-fast", "--format", "json").out)
