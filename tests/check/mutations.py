@@ -373,16 +373,30 @@ MUTATIONS: tuple[Mutation, ...] = (
     ),
     # Explain: every profile's container starts (or a guard refuses) under the scenarios.
     Mutation(
-        name="tunable-default-that-never-boots",
+        name="tunable-of-the-wrong-type-never-boots",
         rule="explain-scenarios",
         file=DUAL_FAST,
         line="id: qwen38-27b-dual-fast",
+        apply=replace(
+            "registry/engines/vllm-v0.27.1.yaml",
+            "tunables:\n",
+            "tunables:\n  - {env: MY_UTIL, field: profile.envelope.gpu_memory_utilization, "
+            "type: int, reaches: environment, help: a memory share}\n",
+        ),
+        message="does not start with its defaults (exit 1: MY_UTIL must be a whole number, got '0.9')",
+    ),
+    # A tunable default no boot takes is refused where it is written.
+    Mutation(
+        name="tunable-default-that-never-boots",
+        rule="schema",
+        file=DUAL_FAST,
+        line="MY_BATCH: {default: many",
         apply=replace(
             DUAL_FAST,
             "port: 8113\n",
             "port: 8113\ntunables:\n  MY_BATCH: {default: many, type: int, help: a batch size}\n",
         ),
-        message="does not start with its defaults (exit 1: MY_BATCH must be a whole number",
+        message="a int tunable's default must be a whole number, got 'many'",
     ),
     # Patches: integrity of vendored files and remote pins, engine and listing.
     Mutation(

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from .core import Explanation
 
 GUARD_EXIT_CODES = (1, 2)
-SANDBOX_REFUSALS = ("the drafter's file ",)
 
 
 @dataclass(frozen=True)
@@ -25,8 +24,6 @@ class Outcome:
 
     def problem(self) -> str | None:
         """Why this outcome is wrong, or None."""
-        if not self.launched and (self.message or "").startswith(SANDBOX_REFUSALS):
-            return None  # a guard that needs the model files, which the sandbox does not have
         if self.scenario == "defaults" and not self.launched:
             return f"does not start with its defaults (exit {self.exit_code}: {self.message})"
         if self.scenario == "SPEC_N=abc" and (self.launched or self.exit_code != 1):
