@@ -214,7 +214,8 @@ class DrafterUse(Strict):
     pass_width: bool = True
     # Engine words passed only while drafting, not modelled as facts (listed by import).
     extra_args: list[Text] = Field(default_factory=list)
-    # Refuse to boot (exit 1) when the drafter's file is not in the model folder.
+    # Refuse to boot (exit 1) when the drafter's file is not in the model folder. Every
+    # entrypoint now looks for a drafter's own weights while drafting, whatever this says.
     require_file: bool = False
     # llama.cpp: the draft model's GPU layers and device, and DFlash's cross-attention context
     # (forks); passed whenever the profile drafts, as the engine ignores them otherwise.
