@@ -50,6 +50,8 @@ def what_if_options(fn: F) -> F:
         click.option("--spec-n", type=click.IntRange(min=0), help="drafter.width: draft width; 0 turns the drafter off."),
         click.option("--kv-cache-memory", type=click.IntRange(min=1), metavar="BYTES",
                      help="envelope.kv_cache_memory: vLLM's KV pool per GPU (replaces the utilization budget)."),
+        click.option("--reserve-mib", type=click.IntRange(min=0), metavar="MIB",
+                     help="MiB a display holds on the first card (its compositor), in place of the rig's own; 0: none."),
     ]  # fmt: skip
     for option in reversed(options):
         fn = option(fn)

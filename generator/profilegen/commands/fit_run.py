@@ -19,7 +19,7 @@ from ..fit.calibrate import (
 )
 from ..fit.fromlog import LogFit, fit_log
 from ..fit.logs import MAX_LOG_BYTES, LogError, parse_log
-from ..fit.predict import FitOptions, fit_profile, read_lock_or_none
+from ..fit.predict import FitOptions, fit_profile, read_lock_or_none, what_would_fit
 from ..fit.refit import constant_checks, leave_one_out
 from ..fit.report import (
     format_calibration,
@@ -80,6 +80,7 @@ def run_fit(registry: Registry, opts: FitOptions) -> int:
             profile_points(registry, profile.id, lock),
         )
     )
+    result = what_would_fit(registry, profile, opts, result, lock)
     unpredicted = [(rec.name, why) for rec, why in failed]
     if opts.fmt == "json":
         doc = {

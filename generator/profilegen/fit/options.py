@@ -55,6 +55,9 @@ class FitOptions:
     mamba_cache_mode: str | None = None
     cudagraph_max_capture: int | None = None
     enforce_eager: bool | None = None
+    # MiB a display holds on the rig's first card (its compositor), in place of the rig's
+    # own reservation; 0: none.
+    reserve_mib: int | None = None
     fmt: str = "text"
     calibration: bool = False
     leave_one_out: bool = False
@@ -124,6 +127,9 @@ class FitResult:
     # vLLM: what sized the pool (the release's own get_kv_cache_configs, or the hand
     # formulas and why); None for the other engines.
     pool_by: str | None = None
+    # When it does not fit: the largest context (at its sequences) and the most sequences
+    # (at its context) that would, or why none does (fit/whatfits.py); None when not asked.
+    would_fit: dict[str, int | str | None] | None = None
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from ..errors import UsageError, suggest
 from ..families import family, fit_model, kinds
 from ..lockfile.lock import Lock, LockError, read_lock
 from ..model import Engine, Gpu, Profile, Rig
+from ..model.common import Size
 from ..model.kv_backends import kv_dtype_decision
 from ..model.model import Architecture, Artifact
 from ..model.profile import Envelope
@@ -18,6 +20,7 @@ from .inputs import VLLM_DEFAULT_UTIL, FitError, Target
 from .options import FitOptions, FitResult
 from .results import predict
 from .rigs import find_rig, rig_gpus
+from .whatfits import would_fit
 
 # What-if options that only one memory model reads: the pool's sizing (vLLM), and what the
 # layer split has no use for (SGLang reads --gpu-util as its static memory fraction).
@@ -41,6 +44,7 @@ __all__ = [
     "predict",
     "read_lock_or_none",
     "retarget",
+    "what_would_fit",
 ]
 
 
@@ -223,6 +227,16 @@ def _refusals(entry: Engine, env: Envelope, gpus: tuple[Gpu, ...], rig: Rig) -> 
     return [*out, over] if over else out
 
 
+def _reserved(rig: Rig, mib: int | None) -> Rig:
+    """The rig with a display's reservation on its first card given on the command line."""
+    if mib is None:
+        return rig
+    if mib == 0:
+        return rig.model_copy(update={"desktop_gpu": None, "desktop_reserve": None})
+    size = Size(value=mib, unit="MiB")
+    return rig.model_copy(update={"desktop_gpu": 0, "desktop_reserve": size})
+
+
 def retarget(
     registry: Registry, profile: Profile, opts: FitOptions, rig: Rig | None = None
 ) -> Target:
@@ -230,7 +244,7 @@ def retarget(
     entry = _engine_entry(registry, profile, opts.engine)
     engine = entry.kind
     _validate(registry, profile, opts, entry)
-    rig = rig or find_rig(registry, opts.rig or profile.rig)
+    rig = _reserved(rig or find_rig(registry, opts.rig or profile.rig), opts.reserve_mib)
     arch = registry.models[profile.model].architecture
     tp = _tp(opts.tp, profile.envelope, rig, arch, engine)
     notes: list[str] = []
@@ -264,6 +278,20 @@ def read_lock_or_none(registry: Registry) -> Lock | None:
         return read_lock(registry.root)
     except LockError:
         return None  # sizes fall back to the declared ones; `check` reports the lock
+
+
+def what_would_fit(
+    registry: Registry,
+    profile: Profile,
+    opts: FitOptions,
+    result: FitResult,
+    lock: Lock | None = None,
+) -> FitResult:
+    """`result` with what would fit when it does not (fit/whatfits.py)."""
+    if result.fits:
+        return result
+    found = would_fit(lambda o: fit_profile(registry, profile, o, lock=lock), opts, result)
+    return dataclasses.replace(result, would_fit=found.as_dict())
 
 
 def fit_profile(

@@ -99,6 +99,7 @@ def format_text(r: FitResult) -> str:
         f"needs     {need:>11,} tokens  ({why})",
         "verdict   " + _verdict(r),
     ]
+    lines += _would_fit(r)
     if r.pool_by:
         lines.append(f"pool by   {r.pool_by}")
     lines += [f"unmodelled: {u.why}" for u in r.unmodelled]
@@ -127,6 +128,25 @@ def format_evidence(
             f"{p.predicted:,} predicted ({p.error:+.1%}, {p.status})"
         )
     lines += [f"  {key}  cannot be predicted: {why}" for key, why in unpredictable]
+    return lines
+
+
+def _would_fit(r: FitResult) -> list[str]:
+    """What would fit, when the profile does not."""
+    w = r.would_fit
+    if not w:
+        return []
+    if w.get("why_not"):
+        return [f"would fit nothing: {w['why_not']}"]
+    lines = []
+    context, seqs = w.get("max_model_len"), w.get("max_num_seqs")
+    if isinstance(context, int):
+        at = r.max_num_seqs if seqs is None or context < r.max_model_len else 1
+        lines.append(f"would fit max_model_len {context:,} at {at} seq (--max-model-len {context})")
+    if isinstance(seqs, int) and seqs < r.max_num_seqs:
+        lines.append(
+            f"would fit {seqs} seq at max_model_len {r.max_model_len:,} (--max-num-seqs {seqs})"
+        )
     return lines
 
 
