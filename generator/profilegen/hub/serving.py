@@ -130,8 +130,26 @@ class Endpoint:
             raise EngineUnreachable(f"{self.url}{path}: not a JSON object")
         return data
 
-    def stream_chat(self, body: dict[str, Any]) -> Streamed:
-        """One streamed chat completion: wall time, time to the first token, token counts."""
+    def send(self, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, bytes]:
+        """One request as it is answered: its status and body, whatever they are (a refusal
+        is an answer here; only no answer at all is an error)."""
+        deadline = time.monotonic() + self.timeout
+        conn = self._connection(deadline)
+        try:
+            data = None if body is None else json.dumps(body)
+            conn.request(method, path, data, self._headers())
+            response = conn.getresponse()
+            return response.status, _read_body(conn, response, deadline, self.url + path)
+        except (_TimedOut, TimeoutError):
+            raise self._late(path) from None
+        except (OSError, http.client.HTTPException) as exc:
+            raise EngineUnreachable(f"{self.url}{path}: no answer ({exc})") from None
+        finally:
+            conn.close()
+
+    def stream_chat(self, body: dict[str, Any], reader: StreamReader | None = None) -> Streamed:
+        """One streamed chat completion: wall time, time to the first token, token counts
+        (and whatever else `reader`, a StreamReader of the caller's, keeps of its events)."""
         request = {**body, "stream": True, "stream_options": {"include_usage": True}}
         path = "/v1/chat/completions"
         deadline = time.monotonic() + self.timeout
@@ -145,7 +163,8 @@ class Endpoint:
                     f"{self.url}{path}: HTTP {response.status} "
                     f"{_brief(_read_body(conn, response, deadline, self.url + path))}"
                 )
-            reader = StreamReader(f"{self.url}{path}", sent)
+            reader = reader or StreamReader(f"{self.url}{path}", sent)
+            reader.sent = sent
             while not reader.done:
                 _settle(conn, deadline)
                 raw = response.readline(MAX_LINE + 1)

@@ -127,8 +127,9 @@ class Evidence(Strict):
     date: IsoDate
     rig: Id
     # boot: figures the engine logged at start-up, which fit's calibration judges; bench: a
-    # bench run against a serving engine (its memory figures are not a boot's).
-    method: Literal["boot", "bench"] = "boot"
+    # bench run against a serving engine (its memory figures are not a boot's); verify: the
+    # functional checks of a serving engine (`verify --serving`: verify_full, soak).
+    method: Literal["boot", "bench", "verify"] = "boot"
     # Who measured it, as the source names them ("@handle").
     contributor: Text | None = None
     hardware: Hardware | None = None

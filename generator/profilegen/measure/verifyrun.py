@@ -1,0 +1,140 @@
+"""`verify --serving`: every functional check in order, and the run as an evidence record
+(method `verify`: the count of checks passed, the soak's verdict, the context filled)."""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..hub.serving import redact_url
+from .functional import (
+    FAIL,
+    INFO,
+    PASS,
+    SKIP,
+    Check,
+    Target,
+    check_chat,
+    check_streaming,
+    check_thinking,
+)
+from .identity import Identity
+from .machine import Machine
+from .probes import Soak, long_context, soak
+from .record import engine_command_digest
+from .toolcall import check_tool_call
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Plan:
+    context: int | None  # the long-context probe's length (None: sized to the server's)
+    recall: bool  # whether recall is judged (else reported as info)
+    soak: Soak
+
+
+@dataclass
+class VerifyResult:
+    checks: list[Check] = field(default_factory=list)
+    filled: int | None = None  # prompt tokens the long-context probe filled
+    plan: Plan | None = None
+
+    @property
+    def ok(self) -> bool:
+        return all(c.status != FAIL for c in self.checks)
+
+    @property
+    def judged(self) -> list[Check]:
+        return [c for c in self.checks if c.status in (PASS, FAIL)]
+
+    def tally(self) -> str:
+        passed = sum(c.status == PASS for c in self.judged)
+        return f"{passed}/{len(self.judged)}"
+
+
+def run_checks(target: Target, identity: Identity, plan: Plan, say: Progress) -> VerifyResult:
+    result = VerifyResult(plan=plan)
+    result.checks.append(Check("identity", PASS, "; ".join(identity.notes) or
+                               f"serves {', '.join(identity.server.names)}"))  # fmt: skip
+    for run in (check_chat, check_tool_call, check_streaming, check_thinking):
+        check = run(target)
+        say(f"{check.name}: {check.status}")
+        result.checks.append(check)
+    say(f"long context: a prompt of {plan.context or 'about 90% of the context in'} tokens")
+    longer = long_context(target, plan.context, plan.recall)
+    for check in longer.checks:
+        say(f"{check.name}: {check.status}")
+    result.checks += longer.checks
+    result.filled = longer.filled
+    say(f"soak: {plan.soak.describe()}, within {plan.soak.seconds:g} s")
+    result.checks.append(soak(target, plan.soak))
+    say(f"soak: {result.checks[-1].status}")
+    return result
+
+
+def as_json(result: VerifyResult, name: str, url: str) -> dict[str, Any]:
+    return {
+        "profile": name,
+        "url": url,
+        "ok": result.ok,
+        "passed": result.tally(),
+        "checks": [c.__dict__ for c in result.checks],
+        "context_filled": result.filled,
+    }
+
+
+def run_digest(result: VerifyResult, url: str) -> str:
+    text = json.dumps([redact_url(url), [c.__dict__ for c in result.checks]])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def verify_record(
+    identity: Identity, result: VerifyResult, url: str, machine: Machine | None, *, rig: str,
+    by: str | None, command: str | None,
+) -> dict[str, Any]:  # fmt: skip
+    """The evidence record of a verify run: which checks passed, failed or were not judged."""
+    assert identity.profile is not None and result.plan is not None
+    url = redact_url(url)  # a credential is never stored
+    today = datetime.date.today().isoformat()
+    record: dict[str, Any] = {"key": f"verify-{identity.profile.id}-{today}"[:80],
+                              "date": today, "rig": rig, "method": "verify"}  # fmt: skip
+    if by:
+        record["contributor"] = by
+    if machine is not None:
+        record["hardware"] = machine.hardware()
+    record["source"] = (
+        f"profilegen verify --serving {url}: {len(result.checks)} checks, soak "
+        f"{result.plan.soak.describe()}; run sha256 {run_digest(result, url)}"
+    )
+    if command:
+        record["engine_command"] = command
+    record["summary"] = _summary(identity, result)[:500]
+    if identity.settings:
+        record["settings"] = dict(identity.settings)
+    measured: dict[str, Any] = {"verify_full": result.tally()}
+    soaked = [c for c in result.checks if c.name == "soak"]
+    if soaked:
+        measured["soak"] = "pass" if soaked[0].status == PASS else "fail"
+    if result.filled:
+        measured["max_context_filled"] = result.filled
+    record["measured"] = measured
+    return record
+
+
+def command_digest(registry: Any, identity: Identity) -> str | None:
+    return engine_command_digest(registry, identity.profile) if identity.profile else None
+
+
+def _summary(identity: Identity, result: VerifyResult) -> str:
+    parts = [f"served as {identity.model}", f"{result.tally()} checks passed"]
+    for c in result.checks:
+        if c.status == FAIL:
+            parts.append(f"{c.name} failed")
+        elif c.status in (SKIP, INFO):
+            parts.append(f"{c.name} not judged")
+    return "; ".join(parts)
