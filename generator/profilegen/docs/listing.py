@@ -1,9 +1,11 @@
-"""`profilegen list`: the catalogue at a glance, narrowed and, for one rig, ranked by speed.
+"""`profilegen list`: the catalogue at a glance, narrowed to what a person wants (an engine, a
+model, a status, a use, a least context) and, seen from one rig, what starts on it.
 
 Seen from a rig, each profile is judged as it renders: one whose TP needs more GPUs than the
 rig has does not fit (the container refuses to start), and the fit runs at the profile's own
-settings. Profiles are ranked by the decode speed measured on that rig; a figure measured on
-another rig is shown with the rig it came from, and ranks after.
+settings. A speed is this rig's when it was measured on the rig or on one of the same cards;
+a figure from other cards is shown apart and never ranked with this rig's. Every verdict fit
+cannot give says why, in the fit error's own first words.
 """
 
 from __future__ import annotations
@@ -23,35 +25,8 @@ from ..lockfile.lock import Lock
 from ..model import Profile, Rig
 from ..model.evidence import Evidence, has_decode, newest
 from ..registry import Registry
+from .choosing import STATUS_ORDER, Quality, quality, uses
 from .view import list_rows
-
-TITLE_WIDTH = 44
-COLUMNS = (
-    "id",
-    "title",
-    "engine",
-    "status",
-    "rig",
-    "tp",
-    "kv_cache_dtype",
-    "max_model_len",
-    "spec_n",
-    "pinned",
-)
-# Seen from a rig: its measured speed (and where it was measured), and the verdict.
-RIG_COLUMNS = (
-    "id",
-    "title",
-    "engine",
-    "status",
-    "tp",
-    "max_model_len",
-    "max_num_seqs",
-    "tok_s",
-    "measured_on",
-    "fit",
-    "pinned",
-)
 
 
 @dataclass(frozen=True)
@@ -64,6 +39,11 @@ class ListOptions:
     engines: tuple[str, ...] = ()
     models: tuple[str, ...] = ()
     statuses: tuple[str, ...] = ()
+    uses: tuple[str, ...] = ()  # coding, chat, long-context (any of them)
+    min_context: int | None = None
+    sort: str | None = None  # speed, context, quality (unset: speed on a rig, else by id)
+    wide: bool = False
+    width: int | None = None  # unset: the terminal's
 
 
 def _list_rig(registry: Registry, opts: ListOptions) -> Rig | None:
@@ -86,6 +66,10 @@ def _wanted(registry: Registry, row: dict[str, Any], opts: ListOptions) -> bool:
     elif profile.status == "retired" and not opts.all:
         return False
     if opts.engines and not any(_engine_is(registry, profile, e) for e in opts.engines):
+        return False
+    if opts.uses and not set(opts.uses) & set(uses(profile)):
+        return False
+    if opts.min_context and profile.envelope.max_model_len < opts.min_context:
         return False
     return not opts.models or any(profile.model.startswith(m) for m in opts.models)
 
@@ -122,11 +106,14 @@ def fit_verdict(
             "verdict": f"no: needs {needs} GPUs",
         }
     if fit_model(registry.engines[profile.engine].kind) is None:
-        return {"rig": rig.id, "fits": None, "verdict": "unknown: no fit model for this engine"}
+        return {"rig": rig.id, "fits": None, "reason": "no fit model for this engine",
+                "verdict": "unknown: no fit model for this engine"}  # fmt: skip
     try:
         r = fit_profile(registry, profile, FitOptions(), rig=rig, lock=lock)
     except ProfilegenError as exc:
-        return {"rig": rig.id, "fits": None, "error": str(exc), "verdict": "unknown: fit failed"}
+        error = str(exc)
+        return {"rig": rig.id, "fits": None, "error": error, "reason": short_reason(error, profile),
+                "verdict": "unknown: fit failed"}  # fmt: skip
     out = {
         "rig": rig.id,
         "tp": r.tp,
@@ -178,70 +165,100 @@ def _speed(ev: Evidence, tier: int) -> dict[str, Any]:
     }
 
 
-def _rank(row: dict[str, Any]) -> tuple[int, float, str]:
-    speed = row.get("speed")
+def short_reason(error: str, profile: Profile) -> str:
+    """The fit error's own first words: its first clause, without the profile's id."""
+    text = error.removeprefix(f"{profile.id}: ").strip()
+    first = text.split("; ", 1)[0].split("\n", 1)[0]
+    return first if len(first) <= 120 else first[:119].rstrip() + "…"
+
+
+def would_fit(registry: Registry, profile: Profile, rig: Rig, lock: Lock | None) -> dict[str, Any]:
+    """Where the profile does not start on the rig as it renders: the largest context (at its
+    sequences) and the most sequences (at its context) that would, as fit finds them."""
+    from ..fit import whatfits
+
+    opts = FitOptions()
+    asked = fit_profile(registry, profile, opts, rig=rig, lock=lock)
+    return whatfits.would_fit(
+        lambda o: fit_profile(registry, profile, o, rig=rig, lock=lock), opts, asked
+    ).as_dict()
+
+
+def _fit_class(row: dict[str, Any]) -> int:
+    """Starts as it renders, then would at a smaller context, then unknown, then does not."""
+    fit = row.get("fit")
+    if fit is None or fit["fits"]:
+        return 0
+    would = fit.get("would_fit") or {}
+    if would.get("max_model_len") or would.get("max_num_seqs"):
+        return 1
+    return 2 if fit["fits"] is None else 3
+
+
+def figure(speed: dict[str, Any] | None, for_code: bool) -> float | None:
+    """The decode figure ranked: code for coding, else narrative (the other where one is
+    missing)."""
     if not speed:
-        return (3, 0.0, row["id"])
-    return (speed["tier"], -(speed["narrative"] or speed["code"] or 0.0), row["id"])
+        return None
+    first, second = ("code", "narrative") if for_code else ("narrative", "code")
+    value = speed[first] if speed[first] is not None else speed[second]
+    return float(value) if value is not None else None
 
 
-def run_list(registry: Registry, opts: ListOptions) -> int:
+def here(row: dict[str, Any]) -> dict[str, Any] | None:
+    """The speed measured on the rig asked about or on one of the same cards."""
+    speed = row.get("speed")
+    return speed if speed and speed["tier"] <= 1 else None
+
+
+def sort_key(row: dict[str, Any], sort: str, for_code: bool) -> tuple[Any, ...]:
+    """Rows that start first; then the sort asked; ties: status (production first), this rig's
+    speed, the id."""
+    speed = figure(here(row), for_code)
+    by_speed = (0, -speed) if speed is not None else (1, 0.0)
+    status = STATUS_ORDER.get(row["status"], 8)
+    tail = (status, *by_speed, row["id"])
+    if sort == "context":
+        return (_fit_class(row), -row["max_model_len"], -row["max_num_seqs"], *tail)
+    if sort == "quality":
+        q = row["quality"]
+        return (_fit_class(row), *Quality(q["score"], q["figure"], q["pick"]).key(), *tail)
+    return (_fit_class(row), *by_speed, status, row["id"])
+
+
+def collect(registry: Registry, opts: ListOptions) -> tuple[Rig | None, list[dict[str, Any]]]:
+    """The rows asked for, judged on the rig (if one is asked) and in the order asked."""
     check_filters(registry, opts)
     rig = _list_rig(registry, opts)
     rows = [dict(r, title=registry.profiles[r["id"]].title) for r in list_rows(registry)]
     rows = [r for r in rows if _wanted(registry, r, opts)]
-    if rig is not None:
-        lock = read_lock_or_none(registry)
-        for row in rows:
-            profile = registry.profiles[row["id"]]
+    lock = read_lock_or_none(registry) if rig is not None else None
+    for row in rows:
+        profile = registry.profiles[row["id"]]
+        q = quality(registry, profile, rig)
+        row["uses"] = uses(profile)
+        row["best_for"] = profile.best_for
+        row["exposures"] = [e.issue for e in profile.exposures or []]
+        row["quality"] = {"figure": q.figure, "score": q.score, "pick": q.picked}
+        if rig is not None:
             row["fit"] = fit_verdict(registry, profile, rig, lock)
             row["speed"] = speed_on(registry, profile, rig)
-        if opts.fits:
-            rows = [r for r in rows if r["fit"]["fits"]]
-        rows.sort(key=_rank)
+            if opts.fits and row["fit"].get("boots") is False:
+                row["fit"]["would_fit"] = would_fit(registry, profile, rig, lock)
+    if opts.fits:
+        rows = [r for r in rows if _fit_class(r) <= 1]
+    sort = opts.sort or ("speed" if rig is not None else None)
+    if sort is not None:
+        rows.sort(key=lambda r: sort_key(r, sort, "coding" in opts.uses))
+    return rig, rows
+
+
+def run_list(registry: Registry, opts: ListOptions) -> int:
+    rig, rows = collect(registry, opts)
     if opts.fmt == "json":
         click.echo(json.dumps(rows, indent=2))
         return 0
-    columns: tuple[str, ...] = COLUMNS
-    # The weights are one commit, or UNPINNED: whatever a branch holds when fetched.
-    rows = [dict(r, pinned="yes" if r["weights_pinned"] else "UNPINNED") for r in rows]
-    if rig is not None:
-        cards = " + ".join(registry.gpus[g].name for g in rig.cards)
-        click.echo(f"rig {rig.id}: {cards or f'{rig.count} x {registry.gpus[rig.gpu].name}'}; "
-                   "ranked by decode tok/s measured on it (narrative / code)")  # fmt: skip
-        rows, columns = [_rig_cells(r, rig) for r in rows], RIG_COLUMNS
-    _table(rows, columns)
+    from .listing_text import echo_listing
+
+    echo_listing(registry, rig, rows, opts)
     return 0
-
-
-def _rig_cells(row: dict[str, Any], rig: Rig) -> dict[str, Any]:
-    speed = row["speed"]
-    tok = None
-    if speed:
-        tok = " / ".join(
-            f"{v:g}" if v is not None else "-" for v in (speed["narrative"], speed["code"])
-        )
-    return {
-        **row,
-        "tok_s": tok,
-        "measured_on": None if not speed or speed["rig"] == rig.id else speed["rig"],
-        "fit": row["fit"]["verdict"],
-    }
-
-
-def _table(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> None:
-    def cell(row: dict[str, Any], column: str) -> str:
-        value = row.get(column)
-        text = "-" if value is None else str(value)
-        return (
-            text
-            if column != "title" or len(text) <= TITLE_WIDTH
-            else text[: TITLE_WIDTH - 3] + "..."
-        )
-
-    table = [[cell(r, c) for c in columns] for r in rows]
-    heads = [c.upper().replace("TOK_S", "TOK/S") for c in columns]
-    widths = [max(len(h), *(len(row[i]) for row in table)) for i, h in enumerate(heads)]
-    click.echo("  ".join(h.ljust(w) for h, w in zip(heads, widths, strict=True)).rstrip())
-    for cells in table:
-        click.echo("  ".join(v.ljust(w) for v, w in zip(cells, widths, strict=True)).rstrip())
