@@ -52,6 +52,8 @@ def sizer_for(engine: Engine | None, patched_grouping: bool) -> tuple[fm.PoolSiz
     if sizer is None:
         return None, _WHY.get("why", "")
     version = engine.version if engine is not None else None
+    if not version:
+        return None, "the engine names no vLLM release whose code could size it"
     if version != sizer.version:
         return None, f"vLLM's own code is at hand for {sizer.version} only, not {version}"
     if patched_grouping:
