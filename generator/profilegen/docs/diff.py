@@ -32,10 +32,30 @@ def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix: value}
 
 
+def env_value(spec: Any) -> str:
+    """A container variable as one value, the way the compose file writes it: a literal, the
+    host's own (`${NAME}`), or the first host variable set, else a default
+    (`${A:-${B:-default}}`)."""
+    if spec is None:
+        return "(the host's, passed through)"
+    if isinstance(spec, dict):
+        text = str(spec.get("default", ""))
+        for name in reversed(spec.get("host", [])):
+            text = f"${{{name}:-{text}}}"
+        return text
+    return str(spec)
+
+
+def _settings(p: Profile) -> dict[str, Any]:
+    data = {k: v for k, v in p.model_dump(mode="json").items() if k not in PROSE}
+    # One line a variable: its host names and default are one value, not two settings.
+    data["env"] = {name: env_value(spec) for name, spec in data.get("env", {}).items()}
+    return _flat(data)
+
+
 def setting_changes(a: Profile, b: Profile) -> list[Change]:
     """Every setting (dotted path) whose value differs; unset on one side reads as None."""
-    da = _flat({k: v for k, v in a.model_dump(mode="json").items() if k not in PROSE})
-    db = _flat({k: v for k, v in b.model_dump(mode="json").items() if k not in PROSE})
+    da, db = _settings(a), _settings(b)
     return [
         Change(k, da.get(k), db.get(k)) for k in sorted(set(da) | set(db)) if da.get(k) != db.get(k)
     ]
