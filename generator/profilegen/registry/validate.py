@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ..errors import FindingSink, Location, suggest
+from ..redact import hide_credentials
 
 LocateFn = Callable[[tuple[str | int, ...]], Location]
 
@@ -78,7 +79,8 @@ def _is_key_name(text: str) -> bool:
 
 
 def _describe(value: Any) -> str:
-    text = repr(value)
+    """The value an error quotes, a URL's credentials hidden (a CI log is read by others)."""
+    text = hide_credentials(repr(value))
     return text if len(text) <= 60 else text[:57] + "..."
 
 
