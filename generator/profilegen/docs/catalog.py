@@ -43,12 +43,23 @@ def tokens(count: int) -> str:
     return f"{count // 1000}k" if count % 1000 == 0 else f"{count:,}"
 
 
-def envelope_text(env: Envelope, *, backend: bool = False) -> str:
+# The KV cache dtype an engine uses where the profile sets none (the flag is not passed).
+DEFAULT_KV = {"llama.cpp": "f16", "vllm": "auto", "sglang": "auto"}
+
+
+def kv_text(dtype: str | None, engine_kind: str | None = None) -> str:
+    """The profile's KV cache dtype, or the engine's default said as one: `f16 (default)`."""
+    if dtype:
+        return dtype
+    return f"{DEFAULT_KV[engine_kind]} (default)" if engine_kind in DEFAULT_KV else "default"
+
+
+def envelope_text(env: Envelope, *, backend: bool = False, engine_kind: str | None = None) -> str:
     util = f"util {num(env.gpu_memory_utilization)}" if env.gpu_memory_utilization else None
     pool = f"KV pool {num(env.kv_cache_memory / 1e9)} GB" if env.kv_cache_memory else None
     parts = [
         f"TP{env.tp}",
-        f"{env.kv_cache_dtype} KV"
+        f"{kv_text(env.kv_cache_dtype, engine_kind)} KV"
         + (f" on {env.attention_backend}" if backend and env.attention_backend else ""),
         f"{num(env.max_model_len)} x {env.max_num_seqs}",
     ]
@@ -146,7 +157,7 @@ def _catalog_row(registry: Registry, p: Profile) -> CatalogRow:
         engine=engine.kind,
         image=engine.image_ref,
         rig=p.rig,
-        envelope=envelope_text(p.envelope),
+        envelope=envelope_text(p.envelope, engine_kind=engine.kind),
         drafter=drafter,
         status=p.status,
         decode=decode_text(ev.measured) if ev else None,
