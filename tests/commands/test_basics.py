@@ -85,7 +85,7 @@ def test_ambiguous_and_unknown_names_are_usage_errors() -> None:
 def test_show_yaml_is_parseable() -> None:
     from ruamel.yaml import YAML
 
-    code, out, _ = invoke("show", SEED)
+    code, out, _ = invoke("show", SEED, "--format", "yaml")
     assert code == 0
     assert YAML(typ="safe").load(out)["id"] == SEED
 

@@ -6,6 +6,8 @@ import json
 
 import click
 
+from ..docs.summary import profile_summary, wrapped
+from ..docs.table import terminal_width
 from ..docs.view import model_view, profile_view
 from ..docs.yamlout import dump_yaml
 from ..errors import EXIT_OK
@@ -15,19 +17,27 @@ from .common import Command, Context, format_option, pass_context
 
 @click.command("show", cls=Command)
 @click.argument("profile")
-@format_option("yaml", default="yaml")
+@format_option("yaml")
 @pass_context
 def command(obj: Context, profile: str, fmt: str) -> int:
     """Show one profile fully resolved (PROFILE: id, unique prefix or upstream key).
 
-    A model id shows the model instead: every fact, and the file, commit and key it was read
-    from (or that it was stated by hand). The text form is the YAML document.
+    The text form is a summary: engine, image, rig, context, KV, drafter, patches, served names
+    and port, the weights' pin, what it is best for, the engine bugs it runs into with their
+    mitigations, and the evidence newest first; --format yaml (or json) is every setting,
+    resolved. A model id shows the model instead: every fact, and the file, commit and key it
+    was read from (or that it was stated by hand), as YAML.
     """
     registry = obj.registry()
     if profile not in registry.profiles and profile in registry.models:
         data = model_view(registry, registry.models[profile])
     else:
-        data = profile_view(registry, find_profile(registry, profile))
+        found = find_profile(registry, profile)
+        if fmt == "text":
+            lines = wrapped(profile_summary(registry, found), terminal_width())
+            click.echo("\n".join(lines))
+            return EXIT_OK
+        data = profile_view(registry, found)
     if fmt == "json":
         click.echo(json.dumps(data, indent=2))
     else:
