@@ -150,3 +150,17 @@ def test_context_as_people_write_it() -> None:
         "512",
     ]
     assert context_text(244320, exact=True) == "244,320"
+
+
+def test_registry_text_is_printed_for_what_it_is(
+    repo: Path, invoke: Invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    profile = repo / "registry/profiles/qwen38-27b-dual-fast.yaml"
+    text = profile.read_text(encoding="utf-8")
+    title = next(ln for ln in text.splitlines() if ln.startswith("title: "))
+    profile.write_text(text.replace(title, 'title: "fast\\u202e tier"'), encoding="utf-8")
+    monkeypatch.setenv("COLUMNS", "250")
+    line = next(
+        ln for ln in invoke("list").out.splitlines() if ln.startswith("qwen38-27b-dual-fast ")
+    )
+    assert "fast\\u202e tier" in line and "\u202e" not in line

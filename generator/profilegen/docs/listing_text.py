@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..errors import printable
 from ..model import Rig
 from ..registry import Registry
 from .choosing import context_text
@@ -150,7 +151,7 @@ def _common(row: dict[str, Any], wide: bool) -> dict[str, str]:
         "ctx": f"{context_text(row['max_model_len'], wide)} x{row['max_num_seqs']}",
         "quality": quality,
         "uses": ", ".join(row["uses"]) or "-",
-        "title": row["title"],
+        "title": printable(row["title"]),
         # The weights are one commit, or UNPINNED: whatever a branch holds when fetched.
         "pinned": "yes" if row["weights_pinned"] else "UNPINNED",
     }
@@ -204,7 +205,7 @@ def _would(would: dict[str, Any], asked: tuple[int, int], wide: bool) -> list[st
 def _fit_cell(fit: dict[str, Any], reasons: list[str], wide: bool, asked: tuple[int, int]) -> str:
     """The verdict; short unless wide (`no: memory`, `yes, 1.6/4`, `96k x1 fits`)."""
     if fit["fits"] is None:
-        reason = fit.get("reason") or fit["verdict"]
+        reason = printable(fit.get("reason") or fit["verdict"])
         if reason not in reasons:
             reasons.append(reason)
         return f"unknown [{reasons.index(reason) + 1}]"
