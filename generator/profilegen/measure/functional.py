@@ -90,21 +90,27 @@ class Answer:
     text: str  # the body as it may be printed (brief, no control characters)
 
     @property
-    def message(self) -> dict[str, Any]:
+    def choice(self) -> dict[str, Any]:
         choices = (self.data or {}).get("choices")
         if isinstance(choices, list) and choices and isinstance(choices[0], dict):
-            msg = choices[0].get("message")
-            return msg if isinstance(msg, dict) else {}
+            return choices[0]
         return {}
 
     @property
+    def message(self) -> dict[str, Any]:
+        msg = self.choice.get("message")
+        return msg if isinstance(msg, dict) else {}
+
+    @property
     def finish(self) -> Any:
-        choices = (self.data or {}).get("choices") or [{}]
-        return choices[0].get("finish_reason") if isinstance(choices[0], dict) else None
+        return self.choice.get("finish_reason")
 
     def usage(self, name: str) -> int | None:
-        value = ((self.data or {}).get("usage") or {}).get(name)
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
+        usage = (self.data or {}).get("usage")
+        value = usage.get(name) if isinstance(usage, dict) else None
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 2**32:
+            return None  # no count (a bound past any context: a 400-digit one is none)
+        return value
 
 
 def printable(text: str, limit: int = 160) -> str:
@@ -154,14 +160,14 @@ def check_chat(target: Target) -> Check:
     if not content(answer.message) and not reasoning(answer.message):
         return Check("chat", FAIL, f"an empty answer (HTTP 200, {tokens} tokens)")
     return Check("chat", PASS, f"answered, {tokens if tokens is not None else '?'} tokens, "
-                 f"finish_reason {answer.finish}")  # fmt: skip
+                 f"finish_reason {printable(str(answer.finish), 40)}")  # fmt: skip
 
 
 def check_thinking(target: Target) -> Check:
     if target.reasoning is False:
         return Check("thinking", SKIP, "the profile runs no reasoning parser")
-    off = post(target, body(target, "Is 17 a prime number?", 48))
-    on = post(target, body(target, "Is 17 a prime number?", 48, chat_template_kwargs=THINK_ON))
+    off = post(target, body(target, "Is 17 a prime number?", 32))
+    on = post(target, body(target, "Is 17 a prime number?", 32, chat_template_kwargs=THINK_ON))
     for answer, mode in ((off, "off"), (on, "on")):
         bad = refused(answer, "thinking")
         if bad:
@@ -222,4 +228,4 @@ def check_streaming(target: Target) -> Check:
         return Check("streaming", FAIL, "no chunk gave a finish_reason")
     text = "".join(reader.content)
     return Check("streaming", PASS, f"{pieces} content chunks, {len(text)} characters "
-                 f"reassembled, finish_reason {reader.finish}, ended with [DONE]")  # fmt: skip
+                 f"reassembled, finish_reason {printable(str(reader.finish), 40)}, ended with [DONE]")  # fmt: skip

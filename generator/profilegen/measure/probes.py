@@ -134,7 +134,7 @@ def _conversation(target: Target, n: int, soak: Soak, end: float, tally: _Tally)
             return
         topic = TOPICS[(n + turn) % len(TOPICS)]
         messages.append({"role": "user", "content": f"Tell me one short fact about {topic}."})
-        payload = {**body(target, "", 32), "messages": list(messages)}
+        payload = {**body(target, "", 16), "messages": list(messages)}
         try:
             answer = post(target, payload)
         except EngineUnreachable as exc:

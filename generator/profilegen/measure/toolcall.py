@@ -61,7 +61,7 @@ def regex_of(text: str) -> str:
 
 def _request(target: Target) -> tuple[dict[str, Any], bool]:
     """The request, and whether the model's output is forced into the parser's format."""
-    payload = body(target, ASK, 96, tools=[TOOL], tool_choice="auto")
+    payload = body(target, ASK, 64, tools=[TOOL], tool_choice="auto")
     text = CALL_TEXT.get(target.tool_parser or "")
     if text is not None and target.family == "vllm":
         payload["structured_outputs"] = {"regex": regex_of(text)}

@@ -1,0 +1,62 @@
+"""`verify --serving` without an engine: its options, the identity check that comes first, and
+a stream that does not end, against a stub server on 127.0.0.1 (the real engines' cases are in
+tests/engines/test_verify_serving.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.support.cli import Invoke
+from tests.support.openai_stub import StubEngine
+
+SMALL = ("--context", "100", "--soak", "1x1", "--no-recall")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--soak", "0x2"), "takes CONVERSATIONSxTURNS such as 8x5 (each 1 to 999), not '0x2'"),
+        (("--soak", "many"), "takes CONVERSATIONSxTURNS such as 8x5 (each 1 to 999), not 'many'"),
+        (("--host",), "error: --serving checks a running server: --host, --strict and"),
+        (("--model-dir", "/"), "error: --serving checks a running server: --host, --strict and"),
+    ],
+)
+def test_bad_options_are_usage_errors(invoke: Invoke, args: tuple[str, ...], message: str) -> None:
+    run = invoke("verify", "--serving", "http://127.0.0.1:9", *args)
+    assert run.code == 2, run.text
+    assert message in run.err
+
+
+def test_verify_without_a_profile_or_serving_says_what_it_needs(invoke: Invoke) -> None:
+    run = invoke("verify")
+    assert (run.code, run.err) == (2, "error: verify needs a PROFILE (or --serving URL|PROFILE)\n")
+    run = invoke("verify", "qwen38-27b-dual-dflash15-fast")
+    assert (run.code, run.err) == (2, "error: Missing option '--model-dir' (or MODEL_DIR)\n")
+
+
+def test_a_server_that_is_not_the_profile_is_refused_first(invoke: Invoke) -> None:
+    with StubEngine("other", ["someone-else"]) as fake:
+        url = f"http://127.0.0.1:{fake.port}"
+        run = invoke("verify", "--serving", url, "--profile", "qwen38-27b-dual-dflash15-fast")
+        assert run.code == 1, run.text
+        assert "serves someone-else; qwen38-27b-dual-dflash15-fast serves qwen3.8-27b" in run.err
+        assert all(path != "/v1/chat/completions" for path, _ in fake.calls), fake.calls
+
+
+class Endless(StubEngine):
+    """Streams its chunks and never says data: [DONE]."""
+
+    def events(self, request: dict[str, Any], model: str) -> list[bytes]:
+        return [e for e in super().events(request, model) if b"[DONE]" not in e]
+
+
+def test_a_stream_without_done_fails_the_streaming_check(invoke: Invoke) -> None:
+    with Endless("stub", ["stub-model"], context=4096) as fake:
+        run = invoke("verify", "--serving", f"http://127.0.0.1:{fake.port}", *SMALL)
+    assert run.code == 1, run.text
+    line = next(x for x in run.out.splitlines() if x.strip().startswith("streaming"))
+    assert line.split()[:2] == ["streaming", "FAIL"]
+    assert "the stream ended without data: [DONE] after" in line
+    assert "FAILED: streaming" in run.out.splitlines()[-1]
