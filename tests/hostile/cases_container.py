@@ -200,6 +200,40 @@ def container_cases() -> list[Case]:
             args=("explain", "tiny-chat", "-e", "SPEC=of"),
             says=("REFUSED with exit code 1: SPEC must be off (or on, or unset), got 'of'",),
         ),
+        *boot_limit_cases(),
+    ]
+
+
+def boot_limit_cases() -> list[Case]:
+    """What a rig owner sets that the entrypoint must refuse in words, not crash on or pass."""
+    key = "sk-first\nsk-second"
+    return [
+        # ~100 KB made bash's pattern match overflow its stack: exit 139, nothing said.
+        Case(
+            "a-100-kb-tunable-is-refused-in-words",
+            args=("explain", "tiny-chat", "-e", "MAX_MODEL_LEN=" + "9" * 100_000),
+            says=(
+                "REFUSED with exit code 1: MAX_MODEL_LEN must be at most 64 characters long, "
+                "got 100000",
+            ),
+        ),
+        Case(
+            "a-number-past-float-range-is-refused",
+            args=("explain", "tiny-chat", "-e", "MAX_MODEL_LEN=1" + "0" * 39),
+            says=(
+                "REFUSED with exit code 1: MAX_MODEL_LEN must be a finite number at most "
+                f"9,007,199,254,740,992 in size, got '1{'0' * 39}'",
+            ),
+        ),
+        Case(
+            "an-api-key-of-two-lines-is-refused-unshown",
+            args=("explain", "tiny-chat", "-e", f"API_KEY={key}"),
+            says=(
+                "REFUSED with exit code 1: API_KEY holds a control character (a line break, a "
+                "tab or the like): a key is one line of printable characters; refusing to boot",
+            ),
+            never=("sk-first", "sk-second"),
+        ),
     ]
 
 
