@@ -16,7 +16,7 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import EXIT_UNREACHABLE, ProfilegenError
+from ..errors import EXIT_UNREACHABLE, ProfilegenError, UsageError
 from .stream import Streamed, StreamReader
 
 __all__ = ["EngineUnreachable", "Endpoint", "Streamed", "redact_url"]
@@ -75,7 +75,17 @@ class Endpoint:
             ) from None
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise EngineUnreachable(f"{redact_url(url)} is not an http(s) URL of a server")
+        if any(c.isspace() or not c.isprintable() for c in parts.hostname):
+            raise EngineUnreachable(  # http.client refuses such a host only when it connects
+                f"{redact_url(url)} is not an http(s) URL of a server (a space or control "
+                "character in its host)"
+            )
         del port  # read above only to refuse a port that is no number
+        if key is not None and not (key.isascii() and key.isprintable()):
+            raise UsageError(  # a header cannot carry it (a line break would start another)
+                "API_KEY holds a character that is not printable ASCII (a line break?): an "
+                "HTTP header cannot carry it (the key is not shown)"
+            )
         basic = None
         if parts.username is not None:
             user = urllib.parse.unquote(parts.username)

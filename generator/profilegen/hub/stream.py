@@ -29,9 +29,15 @@ class Streamed:
     counted_by_server: bool
 
 
+# More tokens than any context holds: a count past it is no count (a 400-digit one made every
+# speed computed from it an OverflowError).
+MAX_TOKENS = 2**32
+
+
 def _count(value: Any) -> int | None:
-    """A token count as JSON gives it: a whole number, not negative (true is no count)."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    """A token count as JSON gives it: a whole number, not negative and not past MAX_TOKENS
+    (true is no count)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKENS:
         return None
     return value
 
