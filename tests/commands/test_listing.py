@@ -104,6 +104,11 @@ def test_filters_by_use_and_least_context(invoke: Invoke) -> None:
         2,
         "error: --min-context must be a number of tokens (131072, 128k), got '12x'",
     )
+    no_rig = invoke("list", "--sort", "speed")
+    assert (no_rig.code, no_rig.err.strip()) == (
+        2,
+        "error: --sort speed needs --rig or --detect (a speed is measured on a rig)",
+    )
     with pytest.raises(UsageError):
         ContextLength().convert("0", None, None)
     assert ContextLength().convert("1m", None, None) == 1 << 20

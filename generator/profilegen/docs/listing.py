@@ -55,6 +55,8 @@ def _list_rig(registry: Registry, opts: ListOptions) -> Rig | None:
         return find_rig(registry, opts.rig)
     if opts.fits:
         raise UsageError("--fits needs --rig or --detect")
+    if opts.sort == "speed":
+        raise UsageError("--sort speed needs --rig or --detect (a speed is measured on a rig)")
     return None
 
 
