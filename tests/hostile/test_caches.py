@@ -169,6 +169,19 @@ def test_a_fifo_in_a_cache_is_never_waited_on(tiny: Path, cache: Path, tmp_path:
     assert [(r.code, r.out) for r in again] == [(r.code, r.out) for r in clean]
 
 
+def test_a_huge_file_in_a_cache_is_not_read(tiny: Path, cache: Path) -> None:
+    """A sparse 8 GiB file at every entry: each run stays within 2 GiB of address space."""
+    clean = [_run(tiny, *args) for args in RUNS]
+    for entry in _entries(cache):
+        entry.unlink()
+        with entry.open("wb") as handle:
+            handle.truncate(8 * 2**30)
+    again = [
+        run_cli_process(["--root", str(tiny), *args], timeout=120, memory=2**31) for args in RUNS
+    ]
+    assert [(r.code, r.out) for r in again] == [(r.code, r.out) for r in clean]
+
+
 def _add(root: Path, *args: str) -> Run:
     return _run(root, "cache", "add", *args)
 

@@ -23,6 +23,9 @@ from .secret import secret
 
 FORMAT = b"profilegen-result-cache 2\n"
 _MAC = hashlib.sha256().digest_size
+# The largest entry read or written (the largest a registry makes is a few MiB): a planted
+# file of gigabytes, sparse or not, is a miss instead of the process's memory.
+MAX_ENTRY = 256 * 2**20
 # A cache that is read-only (or gone meanwhile) is only slower; anything else is said.
 _QUIET = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT})
 _FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
@@ -46,17 +49,20 @@ class CacheWriteError(UsageError):
 
 
 def read_file(path: Path) -> bytes | None:
-    """The bytes of a regular file (no symlink followed, no FIFO waited on), else None."""
+    """The bytes of a regular file of at most MAX_ENTRY bytes (no symlink followed, no FIFO
+    waited on), else None."""
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NOCTTY", 0)
     try:
         fd = os.open(path, flags)
     except OSError:
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ENTRY:
             return None
         with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.read()
+            data = handle.read(MAX_ENTRY + 1)
+        return data if len(data) <= MAX_ENTRY else None
     except OSError:
         return None
     finally:
@@ -95,7 +101,7 @@ def read_sealed(kind: str, path: Path) -> bytes | None:
 def write_sealed(kind: str, path: Path, payload: bytes) -> None:
     """Writes the entry at `path`; raises CacheWriteError unless the cache is read-only."""
     data = seal(kind, path.name, payload)
-    if data is not None:
+    if data is not None and len(data) <= MAX_ENTRY:
         write_file(path, data)
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import stat
 from pathlib import Path
 
@@ -89,11 +88,11 @@ def _make(path: Path) -> None:
     """A new random key, complete before it has its name (processes starting at once agree
     on the first one linked)."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    staged = path.with_name(f".{KEY_FILE}.{os.getpid()}.{secrets.token_hex(4)}")
+    staged = path.with_name(f".{KEY_FILE}.{os.getpid()}.{os.urandom(4).hex()}")
     fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(secrets.token_bytes(_SIZE).hex().encode() + b"\n")
+            handle.write(os.urandom(_SIZE).hex().encode() + b"\n")
             handle.flush()
             os.fsync(handle.fileno())
         with contextlib.suppress(FileExistsError):  # another process made it first: theirs
