@@ -169,3 +169,21 @@ def test_registry_text_is_printed_for_what_it_is(
         ln for ln in invoke("list").out.splitlines() if ln.startswith("qwen38-27b-dual-fast ")
     )
     assert "fast\\u202e tier" in line and "\u202e" not in line
+
+
+def test_fits_names_the_largest_context_that_would_start(
+    invoke: Invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = {r["id"]: r for r in rows_of(invoke, "--rig", "2x3090", "--fits")}
+    gemma = rows["gemma-31b-dual"]
+    assert gemma["fit"]["verdict"] == "no: does not boot"
+    would = gemma["fit"]["would_fit"]["max_model_len"]
+    assert 0 < would < gemma["max_model_len"] and would % 1024 == 0
+    assert not [i for i in rows if "-multi" in i]  # four GPUs' TP never starts on two
+    monkeypatch.setenv("COLUMNS", "80")
+    lines = invoke("list", "--rig", "2x3090", "--fits").out.splitlines()
+    row = next(ln for ln in lines if ln.startswith("gemma-31b-dual "))
+    assert row.split()[1:] == ["caveats", "224k", "x2", "-", "at", f"{would // 1024}k", "x2"]
+    assert "at 96k x1: does not start as it renders; would at that context and sequences" in (
+        " ".join(lines)
+    )

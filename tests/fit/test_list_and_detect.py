@@ -84,7 +84,7 @@ def test_list_fits_on_one_3090_shows_what_starts_there_and_nothing_retired(invok
     assert "TOK/S" in text and GGUF in text and MTP not in text and "retired" not in text
     line = next(x for x in text.splitlines() if x.startswith("qwen36-27b-minimal "))
     context = minimal["would_fit"]["max_model_len"] // 1024
-    assert line.endswith(f"  {context}k x1 fits")
+    assert line.endswith(f"  at {context}k x1")
 
 
 def test_list_on_two_3090s_refuses_multi_card_profiles_and_ranks_by_measured_speed(

@@ -61,7 +61,7 @@ LEGEND = {
     "marked": "(N): decode tok/s measured on other cards, not ranked with this rig's "
     "(--wide names them).",
     "share": "yes, 1.6/4: starts; its KV pool holds 1.6 of its 4 sequences at full length.",
-    "would": "96k x1 fits: does not start as it renders; would at that context and sequences "
+    "would": "at 96k x1: does not start as it renders; would at that context and sequences "
     "(the most it can have).",
 }
 
@@ -115,7 +115,7 @@ def _place_elsewhere(
 
 
 def _has(fit: str, kind: str) -> bool:
-    return fit.startswith("yes, ") if kind == "share" else fit.endswith(" fits")
+    return fit.startswith("yes, ") if kind == "share" else fit.startswith("at ")
 
 
 def _columns(columns: tuple[Column, ...], opts: ListOptions) -> tuple[Column, ...]:
@@ -203,7 +203,7 @@ def _would(would: dict[str, Any], asked: tuple[int, int], wide: bool) -> list[st
 
 
 def _fit_cell(fit: dict[str, Any], reasons: list[str], wide: bool, asked: tuple[int, int]) -> str:
-    """The verdict; short unless wide (`no: memory`, `yes, 1.6/4`, `96k x1 fits`)."""
+    """The verdict; short unless wide (`no: memory`, `yes, 1.6/4`, `at 96k x1`)."""
     if fit["fits"] is None:
         reason = printable(fit.get("reason") or fit["verdict"])
         if reason not in reasons:
@@ -211,7 +211,7 @@ def _fit_cell(fit: dict[str, Any], reasons: list[str], wide: bool, asked: tuple[
         return f"unknown [{reasons.index(reason) + 1}]"
     shapes = _would(fit.get("would_fit") or {}, asked, wide)
     if shapes:
-        return f"no; {' or '.join(shapes)} would" if wide else f"{shapes[0]} fits"
+        return f"no; {' or '.join(shapes)} would" if wide else f"at {shapes[0]}"
     verdict: str = fit["verdict"]
     if wide:
         return verdict
