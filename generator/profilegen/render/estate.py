@@ -151,7 +151,9 @@ class _Planner:
                 )
                 continue
             seen[member.profile] = i
-            if profile.status == "retired":
+            # A registry gateway routes to what is served; profiles named on the command line
+            # are the user's own choice, retired or not.
+            if profile.status == "retired" and self.at.registered:
                 self.add(
                     ROUTES_RULE,
                     self.at(i, ("profile",), ()),
