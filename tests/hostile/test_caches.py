@@ -222,28 +222,58 @@ def test_cache_add_names_the_file_it_refused(tiny: Path, cache: Path, tmp_path: 
     assert run.code == 0 and json.loads(run.out)[0]["patch_files"] == ["tiny-fix/fix.patch"]
 
 
-@pytest.fixture
-def full(tmp_path: Path) -> Iterator[Path]:
-    """A folder on a 64 KiB file system that is full (a tmpfs: needs root)."""
-    folder = tmp_path / "full"
+@contextlib.contextmanager
+def _tmpfs(folder: Path, options: str) -> Iterator[Path]:
+    """A 64 KiB tmpfs mounted at `folder` (needs root), unmounted afterwards."""
     folder.mkdir()
     if os.geteuid() != 0 or shutil.which("mount") is None:
         pytest.skip("mounting a small tmpfs needs root")
     done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(folder)],
+        ["mount", "-t", "tmpfs", "-o", f"size=64k,{options}", "tmpfs", str(folder)],
         capture_output=True,
         check=False,
     )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace')}")
     try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+@pytest.fixture
+def full(tmp_path: Path) -> Iterator[Path]:
+    """A folder on a 64 KiB file system that is full."""
+    with _tmpfs(tmp_path / "full", "rw") as folder:
         with contextlib.suppress(OSError), (folder / "filler").open("wb") as filler:
             while True:
                 filler.write(bytes(4096))
                 filler.flush()
         yield folder
-    finally:
-        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+@pytest.fixture
+def readonly(tmp_path: Path) -> Iterator[Path]:
+    """A folder on a file system mounted read-only."""
+    with _tmpfs(tmp_path / "readonly", "ro") as folder:
+        yield folder
+
+
+def test_a_read_only_cache_costs_speed_but_cache_add_says_it_failed(
+    tiny: Path, readonly: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PROFILEGEN_CACHE", str(readonly))
+    for args in RUNS:
+        run = _run(tiny, *args)
+        assert (run.code, run.err) == ((1, run.err) if args == ("check",) else (0, "")), run.err
+    good = tmp_path / "fix.patch"
+    blob = readonly / "blobs" / "sha256" / hashlib.sha256(good.read_bytes()).hexdigest()
+    run = _add(tiny, str(good))
+    assert (run.code, run.out) == (2, "")
+    assert run.err == (
+        f"error: cannot write the cache file {blob}: Read-only file system; see to what is in "
+        "the way there (or its permissions), or point PROFILEGEN_CACHE at another folder\n"
+    )
 
 
 FULL = (

@@ -105,12 +105,15 @@ def write_sealed(kind: str, path: Path, payload: bytes) -> None:
         write_file(path, data)
 
 
-def write_file(path: Path, data: bytes, *, durable: bool = False, results: bool = True) -> None:
+def write_file(
+    path: Path, data: bytes, *, durable: bool = False, results: bool = True, strict: bool = False
+) -> None:
     """Writes a cache file atomically (its folder made private to this user); `results`
-    False for files --no-cache does not skip (patch files)."""
+    False for files --no-cache does not skip (patch files); `strict` when the write is what
+    was asked for (`cache add`), so that a read-only cache is an error too."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         write_atomic(path, data, durable=durable)
     except OSError as exc:
-        if exc.errno not in _QUIET:
+        if strict or exc.errno not in _QUIET:
             raise CacheWriteError(path, exc, results=results) from None

@@ -68,5 +68,5 @@ def _add_one(path: Path, pins: Pins, limit: int) -> Cached | Rejected:
     if not owners:
         return Rejected(path, f"sha256 {digest} is not pinned by any patch in the registry")
     if read_cached(owners[0][1]) is None:  # absent, damaged, or not a regular file
-        write_file(blob_path(digest), content, durable=True, results=False)
+        write_file(blob_path(digest), content, durable=True, results=False, strict=True)
     return Cached(path, digest, tuple(f"{p}/{f.path}" for p, f in owners))
