@@ -83,13 +83,15 @@ def prefill_text(m: Measured) -> str | None:
 def newest_evidence(
     profile: Profile, wanted: Callable[[Evidence], bool] | None = None
 ) -> Evidence | None:
-    """The newest record (by date, later in the file on a tie) that passes `wanted`."""
+    """The newest record that passes `wanted`, taken at the profile's own settings where one
+    is (a record of other settings, `max_num_seqs=2` say, speaks for the profile only when
+    none is); later in the file on a tie."""
     ranked = [
-        (ev.date, i, ev)
+        (settings_text(ev) is None, ev.date, i, ev)
         for i, ev in enumerate(profile.evidence)
         if not ev.synthetic and (wanted is None or wanted(ev))
     ]
-    return max(ranked, key=lambda t: (t[0], t[1]))[2] if ranked else None
+    return max(ranked, key=lambda t: t[:3])[3] if ranked else None
 
 
 def has_speed(ev: Evidence) -> bool:
