@@ -10,7 +10,7 @@ from profilegen.model.kv_backends import accepted_dtypes, kv_dtype_decision
 from profilegen.registry import Registry
 from profilegen.render.context import Context
 
-from .conftest import SEED, Invoke
+from .conftest import MTP, SEED, Invoke
 
 
 def test_a_named_backend_that_takes_no_fp8_refuses_it_and_says_which_would(
@@ -71,6 +71,13 @@ def test_fit_json_names_the_refusal(invoke: Invoke) -> None:
     data = json.loads(run.stdout)
     assert data["fits"] is False
     assert data["refused"][0].startswith("FLASH_ATTN on NVIDIA GeForce RTX 3090")
+
+
+def test_fit_takes_fp8_on_4090s_as_new_and_check_do(invoke: Invoke) -> None:
+    # No backend named: vLLM serves fp8 with FlashInfer on sm 8.9 (new proposes it too).
+    run = invoke("fit", MTP, "--rig", "4x4090", "--tp", "4", "--format", "json")
+    data = json.loads(run.stdout)
+    assert (data["kv_cache_dtype"], data["tp"], data["refused"]) == ("fp8_e4m3", 4, [])
 
 
 def test_the_entrypoint_guard_is_handed_the_judges_table(registry: Registry) -> None:

@@ -1,4 +1,10 @@
-"""Predicted memory fit: what each profile's rig leaves for its KV pool, and its evidence."""
+"""Predicted memory fit: what each profile's rig leaves for its KV pool, and its evidence.
+
+`check` judges offline: it never starts vLLM's own sizing code (a probe run of the release's
+environment, fit/oracle.py), so a check stays fast and runs on a machine without that
+environment; vLLM pools are the hand formulas', which the suite holds to vLLM 0.27.1's own
+answers on every profile of that release (docs/FIT.md).
+"""
 
 from __future__ import annotations
 

@@ -19,6 +19,7 @@ fit, vLLM's own refusal, the pool it would have made, and the longest context it
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
@@ -104,6 +105,7 @@ def _mamba_state(layer: dict[str, Any], q: dict[str, Any]) -> tuple[Any, Any]:
     return shapes, Dtypes.mamba2_state_dtype(model_dtype, conv, ssm)
 
 
+@functools.cache
 def _by_block_stride(backend: str | None) -> bool:
     """Whether the backend reads KV pages by the block stride (padding a page is allowed).
 
