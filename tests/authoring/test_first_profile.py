@@ -158,6 +158,22 @@ def test_a_vllm_first_profile_takes_the_kv_dtype_the_backend_vllm_picks_takes(
     assert second["envelope"]["tp"] == 2 and second["envelope"]["max_num_seqs"] == 4  # type: ignore[index]
 
 
+def test_a_kv_dtype_the_named_backend_refuses_is_said_so(
+    repo: Path, dense: str, invoke: Invoke
+) -> None:
+    run = invoke(
+        "new", NEW, "--model", dense, "--rig", "1x3090",
+        "--set", "envelope.attention_backend=FLASH_ATTN",
+        "--set", "envelope.kv_cache_dtype=fp8_e4m3",
+    )  # fmt: skip
+    assert run.code == 1
+    assert run.err.startswith(
+        "error: dense-8b on rig 1x3090 with vllm-v0.27.1: the container refuses these "
+        "settings: FLASH_ATTN on NVIDIA GeForce RTX 3090 (sm 8.6) does not take fp8_e4m3 KV"
+    ), run.err
+    assert not (repo / PROFILE).exists()
+
+
 def test_a_model_that_cannot_fit_the_rig_is_refused(
     repo: Path, hub: FakeHub, invoke: Invoke
 ) -> None:

@@ -175,6 +175,11 @@ def largest_context(registry: Registry, data: dict[str, Any], ident: str) -> tup
             hi = mid
     if found is None or lo * CONTEXT_STEP < SMALLEST_CONTEXT:
         smallest = _fit(registry, data, ident, min(SMALLEST_CONTEXT, top))
+        if smallest.refused:  # no context helps: the container refuses the settings
+            raise ProfilegenError(
+                f"{data['model']} on rig {data['rig']} with {data['engine']}: the container "
+                f"refuses these settings: {'; '.join(smallest.refused)}"
+            )
         raise ProfilegenError(
             f"{data['model']} ({data['weights']}) does not fit rig {data['rig']} with "
             f"{data['engine']} even at {min(SMALLEST_CONTEXT, top):,} tokens: "
