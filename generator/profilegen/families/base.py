@@ -67,6 +67,12 @@ class Family:
     log_markers: tuple[str, ...] = ()
     # drafter: placement fields only this family reads.
     drafter_options: frozenset[str] = field(default_factory=frozenset)
+    # What turns a model's tool call into `tool_calls`: the engine's tool parser (a profile's
+    # tool_call_parser), or its chat template (llama-server's --jinja).
+    tools_by: Literal["parser", "template"] = "parser"
+    # The chat request's field that holds a regular expression the answer must match, as a
+    # dotted path (vLLM: structured_outputs.regex); None: not one `verify --serving` uses.
+    output_regex: str | None = None
 
     def call(self, name: str, *args: Any) -> Any:
         """Calls one of the family's hooks (`dialect`) with `args`."""

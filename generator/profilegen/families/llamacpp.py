@@ -29,6 +29,7 @@ FAMILY = Family(
     first_kv_dtypes=("q8_0", None),
     first_envelope=(("gpu_layers", 999), ("flash_attn", True)),
     first_serve=(("jinja", True),),
+    tools_by="template",
     offload_modes=("cpu-experts",),
     # The server image is a static binary: no Python to run the weights loader.
     image_has_hub_client=False,

@@ -15,6 +15,7 @@ FAMILY = Family(
     api_key_env="VLLM_API_KEY",
     fit="pool",
     log_markers=("GPU KV cache size", "non-default args", "vLLM API server"),
+    output_regex="structured_outputs.regex",
     first_kv_dtypes=("fp8_e4m3", "fp8", None),
     kv_by_attention_backend=True,
     runtime_options=frozenset(

@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from ..families import Family, family
 from ..hub.serving import Endpoint, EngineUnreachable
 from ..hub.stream import BadStream, StreamReader
 from ..model import Profile
@@ -39,11 +40,11 @@ class Check:
 @dataclass(frozen=True)
 class Target:
     """What the checks know of the server: its endpoint, the name asked for, its engine's
-    family (vllm, sglang, llama.cpp; None: unknown) and the profile's parsers."""
+    family (None: no profile says) and the profile's parsers."""
 
     endpoint: Endpoint
     model: str
-    family: str | None
+    family: Family | None
     profile: Profile | None
     context: int | None
 
@@ -57,7 +58,7 @@ class Target:
         if self.profile is None:
             return None
         serve = self.profile.serve
-        if self.family == "llama.cpp":
+        if self.family is not None and self.family.tools_by == "template":
             return serve.jinja
         return bool(serve.tool_call_parser) or serve.auto_tool_choice
 
@@ -66,10 +67,8 @@ class Target:
         return bool(self.profile.serve.reasoning_parser) if self.profile else None
 
 
-def family_of(registry: Registry, profile: Profile | None) -> str | None:
-    if profile is None:
-        return None
-    return registry.engines[profile.engine].kind
+def family_of(registry: Registry, profile: Profile | None) -> Family | None:
+    return family(registry.engines[profile.engine].kind) if profile is not None else None
 
 
 def body(target: Target, text: str, max_tokens: int, **extra: Any) -> dict[str, Any]:

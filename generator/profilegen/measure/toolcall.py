@@ -61,12 +61,17 @@ def regex_of(text: str) -> str:
 
 def _request(target: Target) -> tuple[dict[str, Any], bool]:
     """The request, and whether the model's output is forced into the parser's format."""
-    payload = body(target, ASK, 64, tools=[TOOL], tool_choice="auto")
+    payload = body(target, ASK, 200, tools=[TOOL], tool_choice="auto")
     text = CALL_TEXT.get(target.tool_parser or "")
-    if text is not None and target.family == "vllm":
-        payload["structured_outputs"] = {"regex": regex_of(text)}
-        return payload, True
-    return payload, False
+    field = target.family.output_regex if target.family is not None else None
+    if text is None or field is None:
+        return payload, False
+    *outer, last = field.split(".")
+    place = payload
+    for name in outer:
+        place = place.setdefault(name, {})
+    place[last] = regex_of(text)
+    return payload, True
 
 
 def check_tool_call(target: Target) -> Check:
