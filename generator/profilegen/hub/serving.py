@@ -9,8 +9,11 @@ says what the server sent, never a guess."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import http.client
 import json
+import socket
+import threading
 import time
 import urllib.parse
 from dataclasses import dataclass
@@ -114,19 +117,27 @@ class Endpoint:
             f"{self.url}{path}: no complete answer within the --timeout of {self.timeout:g} s"
         )
 
+    def _unanswered(self, path: str, exc: BaseException, deadline: float) -> EngineUnreachable:
+        if time.monotonic() >= deadline:  # the socket was cut at the deadline
+            return self._late(path)
+        return EngineUnreachable(f"{self.url}{path}: no answer ({_brief(str(exc).encode())})")
+
     def get(self, path: str) -> dict[str, Any] | None:
         """The JSON object at `path`; None when the server has no such route (404)."""
         deadline = time.monotonic() + self.timeout
         conn = self._connection(deadline)
+        timer = _Cut(deadline)
         try:
             conn.request("GET", path, headers=self._headers())
+            timer.hold(conn.sock)
             response = conn.getresponse()
             body = _read_body(conn, response, deadline, self.url + path)
         except (_TimedOut, TimeoutError):
             raise self._late(path) from None
         except (OSError, http.client.HTTPException) as exc:
-            raise EngineUnreachable(f"{self.url}{path}: no answer ({exc})") from None
+            raise self._unanswered(path, exc, deadline) from None
         finally:
+            timer.cancel()
             conn.close()
         if response.status == 404:
             return None
@@ -145,16 +156,19 @@ class Endpoint:
         is an answer here; only no answer at all is an error)."""
         deadline = time.monotonic() + self.timeout
         conn = self._connection(deadline)
+        timer = _Cut(deadline)
         try:
             data = None if body is None else json.dumps(body)
             conn.request(method, path, data, self._headers())
+            timer.hold(conn.sock)
             response = conn.getresponse()
             return response.status, _read_body(conn, response, deadline, self.url + path)
         except (_TimedOut, TimeoutError):
             raise self._late(path) from None
         except (OSError, http.client.HTTPException) as exc:
-            raise EngineUnreachable(f"{self.url}{path}: no answer ({exc})") from None
+            raise self._unanswered(path, exc, deadline) from None
         finally:
+            timer.cancel()
             conn.close()
 
     def stream_chat(self, body: dict[str, Any], reader: StreamReader | None = None) -> Streamed:
@@ -164,9 +178,11 @@ class Endpoint:
         path = "/v1/chat/completions"
         deadline = time.monotonic() + self.timeout
         conn = self._connection(deadline)
+        timer = _Cut(deadline)
         try:
             sent = time.perf_counter()
             conn.request("POST", path, json.dumps(request), self._headers())
+            timer.hold(conn.sock)
             response = conn.getresponse()
             if response.status != 200:
                 raise EngineUnreachable(
@@ -178,6 +194,8 @@ class Endpoint:
             while not reader.done:
                 _settle(conn, deadline)
                 raw = response.readline(MAX_LINE + 1)
+                if not raw.endswith(b"\n"):
+                    _left(deadline)  # a line or end the deadline cut is none of the stream's
                 if not raw:
                     break
                 if len(raw) > MAX_LINE:
@@ -187,8 +205,9 @@ class Endpoint:
         except (_TimedOut, TimeoutError):
             raise self._late(path) from None
         except (OSError, http.client.HTTPException) as exc:
-            raise EngineUnreachable(f"{self.url}{path}: no answer ({exc})") from None
+            raise self._unanswered(path, exc, deadline) from None
         finally:
+            timer.cancel()
             conn.close()
 
 
@@ -197,6 +216,40 @@ def _left(deadline: float) -> float:
     if left <= 0:
         raise _TimedOut
     return left
+
+
+class _Cut:
+    """Shuts a request's socket at its deadline: a socket's timeout bounds each read only, and
+    a server sending its status line or an event a byte a second would never time out. The
+    socket is held once the request is sent (http.client lets go of it for an answer that
+    ends with the connection); cancel when the request is done."""
+
+    def __init__(self, deadline: float) -> None:
+        self.sock: socket.socket | None = None
+        self.fired = False
+        self.lock = threading.Lock()
+        self.timer = threading.Timer(max(deadline - time.monotonic(), 0.0), self.cut)
+        self.timer.daemon = True
+        self.timer.start()
+
+    def hold(self, sock: socket.socket | None) -> None:
+        with self.lock:
+            self.sock = sock
+            if self.fired:
+                self._shut()
+
+    def cut(self) -> None:
+        with self.lock:
+            self.fired = True
+            self._shut()
+
+    def _shut(self) -> None:
+        if self.sock is not None:
+            with contextlib.suppress(OSError):
+                self.sock.shutdown(socket.SHUT_RDWR)
+
+    def cancel(self) -> None:
+        self.timer.cancel()
 
 
 def _settle(conn: http.client.HTTPConnection, deadline: float) -> None:
@@ -216,6 +269,7 @@ def _read_body(
         _settle(conn, deadline)
         chunk = response.read1(65536)
         if not chunk:
+            _left(deadline)  # an end the deadline cut is no end of the answer
             return b"".join(chunks)
         size += len(chunk)
         if size > MAX_BODY:
