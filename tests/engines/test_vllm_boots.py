@@ -16,7 +16,7 @@ import pytest
 
 from tests.engines.test_llamacpp_boots import call
 from tests.support.realvllm import API_KEY, BOOTS
-from tests.support.vllm_cpu import KV_BYTES, substitutions
+from tests.support.vllm_cpu import KV_BYTES, KV_GIB, substitutions
 from tests.support.vllm_standins import STANDIN
 
 # Greedy, and as many tokens as asked for (the random weights may say the end-of-turn token).
@@ -172,8 +172,12 @@ def test_what_the_cpu_run_changed_is_stated_and_seen(real_vllm: dict[str, Any]) 
     log = log_of(found)
     # The rig's backend was asked for, and vLLM's CPU platform said what it used instead.
     assert "'attention_backend': 'FLASH_ATTN'" in log
-    assert "speculative decoding: off" in log
-    assert f"kv_cache_memory_bytes={KV_BYTES}" in log or str(KV_BYTES) in log
+    assert "Cannot use AttentionBackendEnum.FLASH_ATTN backend on CPU." in log
+    assert "Using HND KV cache layout for CPU_ATTN backend." in log
+    assert "profilegen: speculative decoding: off" in log
+    # The pinned pool: the flag through the parser, the CPU worker's own space in use.
+    assert f"'kv_cache_memory_bytes': {KV_BYTES}" in log
+    assert f"Explicitly set ({KV_GIB}.0/" in log
 
 
 def test_fp8_kv_is_what_the_a3b_profile_boots_with(real_vllm: dict[str, Any]) -> None:

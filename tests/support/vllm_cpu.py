@@ -32,6 +32,9 @@ CPU_ENV = {
     "VLLM_USE_AOT_COMPILE": "0",
     # The engine's steps in one process less (a Python importing torch and vLLM: seconds).
     "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
+    # The engine core forked from the API server rather than a new Python importing it all
+    # again (the rig's spawn is for CUDA, which must not be forked once initialised).
+    "VLLM_WORKER_MULTIPROC_METHOD": "fork",
 }
 
 
@@ -115,7 +118,8 @@ RULES = (
         lambda p: Substitution(
             "KV_CACHE_MEMORY",
             f"{_envelope(p, 'kv_cache_memory')} B per GPU",
-            f"{KV_BYTES} B of host memory",
+            f"{KV_BYTES} B (it reaches vLLM's parser as kv_cache_memory_bytes; the CPU "
+            "worker sizes its pool from VLLM_CPU_KVCACHE_SPACE, below)",
             "the rig's pool would take that much of the host's memory",
             host={"KV_CACHE_MEMORY": str(KV_BYTES)},
         ),
@@ -127,7 +131,8 @@ RULES = (
             f"GPU_MEMORY_UTILIZATION={_envelope(p, 'gpu_memory_utilization')} of the GPU",
             f"VLLM_CPU_KVCACHE_SPACE={KV_GIB} GiB, OpenMP threads not bound to cores, "
             "torch.compile off (TORCHDYNAMO_DISABLE=1, VLLM_USE_AOT_COMPILE=0: the model runs "
-            "eagerly), the engine core in one process less (VLLM_ENABLE_V1_MULTIPROCESSING=0)",
+            "eagerly), the engine in one process less (VLLM_ENABLE_V1_MULTIPROCESSING=0) and "
+            "its core forked, not spawned (VLLM_WORKER_MULTIPROC_METHOD=fork)",
             "on the CPU build the utilization is a fraction of the host's memory (21.6 GB "
             "peak seen); the two cores are shared with the rest of the suite, and compiling "
             "the graphs there takes a minute or more per server, each process seconds more "
@@ -140,8 +145,9 @@ RULES = (
         lambda p: Substitution(
             "ATTN_BACKEND",
             str(_envelope(p, "attention_backend")),
-            "kept on the command line; vLLM's CPU platform replaces it with its own CPU "
-            "attention (its log says so, and the tests read that line)",
+            "kept on the command line; vLLM's CPU platform replaces it with CPU_ATTN (its "
+            "log says 'Cannot use AttentionBackendEnum.FLASH_ATTN backend on CPU', and the "
+            "tests read that line)",
             "the GPU backends are not built into the CPU release",
         ),
     ),
