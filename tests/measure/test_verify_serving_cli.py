@@ -60,3 +60,24 @@ def test_a_stream_without_done_fails_the_streaming_check(invoke: Invoke) -> None
     assert line.split()[:2] == ["streaming", "FAIL"]
     assert "the stream ended without data: [DONE] after" in line
     assert "FAILED: streaming" in run.out.splitlines()[-1]
+
+
+class Gone(StubEngine):
+    """Lists its model, then drops every chat request without an answer (a dead worker)."""
+
+    def post(self, path: str, authorization: str | None, request: Any) -> tuple[int, Any]:
+        raise ConnectionAbortedError("the worker is gone")
+
+
+def test_a_server_that_stops_answering_fails_each_check_on_its_line(invoke: Invoke) -> None:
+    with Gone("stub", ["stub-model"], context=4096) as fake:
+        run = invoke("verify", "--serving", f"http://127.0.0.1:{fake.port}", *SMALL)
+    assert run.code == 1, run.text
+    lines = {x.split()[0]: x for x in run.out.splitlines()[1:-1]}
+    for name in ("chat", "tool-call", "streaming", "thinking", "long-context", "soak"):
+        assert lines[name].split()[1] == "FAIL", lines[name]
+    assert f"http://127.0.0.1:{fake.port}/v1/chat/completions: no answer (" in lines["chat"]
+    assert run.out.splitlines()[-1] == (
+        "verify: 1/7 checks passed; FAILED: chat, tool-call, streaming, thinking, "
+        "long-context, soak"
+    )

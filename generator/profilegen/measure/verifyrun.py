@@ -8,9 +8,10 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
-from ..hub.serving import redact_url
+from ..hub.serving import EngineUnreachable, redact_url
 from .functional import (
     FAIL,
     INFO,
@@ -58,23 +59,47 @@ class VerifyResult:
 
 
 def run_checks(target: Target, identity: Identity, plan: Plan, say: Progress) -> VerifyResult:
+    """Every check in order; a server that stops answering fails the check it was in (and
+    the ones after, each on its own line), never the run."""
     result = VerifyResult(plan=plan)
     result.checks.append(Check("identity", PASS, "; ".join(identity.notes) or
                                f"serves {', '.join(identity.server.names)}"))  # fmt: skip
-    for run in (check_chat, check_tool_call, check_streaming, check_thinking):
-        check = run(target)
-        say(f"{check.name}: {check.status}")
-        result.checks.append(check)
+    for name, run in SHORT:
+        result.checks.append(_guarded(name, partial(_one, run, target), say)[0])
     say(f"long context: a prompt of {plan.context or 'about 90% of the context in'} tokens")
-    longer = long_context(target, plan.context, plan.recall)
-    for check in longer.checks:
-        say(f"{check.name}: {check.status}")
-    result.checks += longer.checks
-    result.filled = longer.filled
+    longer = _guarded("long-context", lambda: _long(target, plan, result), say)
+    result.checks += longer
     say(f"soak: {plan.soak.describe()}, within {plan.soak.seconds:g} s")
-    result.checks.append(soak(target, plan.soak))
-    say(f"soak: {result.checks[-1].status}")
+    result.checks += _guarded("soak", lambda: [soak(target, plan.soak)], say)
     return result
+
+
+SHORT: tuple[tuple[str, Callable[[Target], Check]], ...] = (
+    ("chat", check_chat),
+    ("tool-call", check_tool_call),
+    ("streaming", check_streaming),
+    ("thinking", check_thinking),
+)
+
+
+def _one(run: Callable[[Target], Check], target: Target) -> list[Check]:
+    return [run(target)]
+
+
+def _long(target: Target, plan: Plan, result: VerifyResult) -> list[Check]:
+    longer = long_context(target, plan.context, plan.recall)
+    result.filled = longer.filled
+    return longer.checks
+
+
+def _guarded(name: str, run: Callable[[], list[Check]], say: Progress) -> list[Check]:
+    try:
+        checks = run()
+    except EngineUnreachable as exc:
+        checks = [Check(name, FAIL, str(exc))]
+    for check in checks:
+        say(f"{check.name}: {check.status}")
+    return checks
 
 
 def as_json(result: VerifyResult, name: str, url: str) -> dict[str, Any]:
