@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import UsageError, suggest
+from ..errors import UsageError, printable, suggest
 from ..hub.checkpoint import Checkpoint, CheckpointError, CheckpointFile, read_json
 from ..hub.gguf import read_gguf_header
 from ..model.common import ID_PATTERN
@@ -126,7 +126,7 @@ def pick_gguf(checkpoint: Checkpoint, wanted: str | None) -> list[CheckpointFile
             return _complete(stem, shards, checkpoint.where)
         raise UsageError(
             f"{checkpoint.where} holds {len(groups)} GGUF files; pick one with --gguf: "
-            + ", ".join(sorted(groups))
+            + printable(", ".join(sorted(groups)))
         )
     exact = [s for s, shards in groups.items() if wanted in (s, *(f.path for f in shards))]
     matching = exact or [s for s in groups if wanted.lower() in s.lower()]
@@ -135,8 +135,10 @@ def pick_gguf(checkpoint: Checkpoint, wanted: str | None) -> list[CheckpointFile
     if not matching:
         close = suggest(wanted, sorted(groups))
         hint = f" (did you mean {close!r}?)" if close else f" (it has: {', '.join(sorted(groups))})"
+        hint = printable(hint)  # file names, one line
         raise UsageError(f"--gguf {wanted!r}: no such GGUF file in {checkpoint.where}{hint}")
-    raise UsageError(f"--gguf {wanted!r} matches {len(matching)} files: {', '.join(matching)}")
+    names = printable(", ".join(matching))
+    raise UsageError(f"--gguf {wanted!r} matches {len(matching)} files: {names}")
 
 
 def pick_mmproj(checkpoint: Checkpoint) -> CheckpointFile | None:

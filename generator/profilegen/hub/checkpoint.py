@@ -20,7 +20,7 @@ from huggingface_hub import get_session, hf_hub_url, hf_raise_for_status, snapsh
 from huggingface_hub.errors import LocalEntryNotFoundError
 from huggingface_hub.utils import _headers
 
-from ..errors import EXIT_USAGE, NetworkError, ProfilegenError, UsageError
+from ..errors import EXIT_USAGE, NetworkError, ProfilegenError, UsageError, printable
 from ..registry.files import NotRegular, file_kind, read_regular
 from .client import _GaveUp, _Hub, _require_online
 from .deadline import Deadline, bounded
@@ -35,9 +35,14 @@ MAX_WEIGHTS = 2**50
 
 
 class CheckpointError(ProfilegenError):
-    """A checkpoint file is missing, too large or not what its name says: bad input, exit 2."""
+    """A checkpoint file is missing, too large or not what its name says: bad input, exit 2.
+    The message is one line: a file name or a header's text in it is shown with its hidden
+    characters escaped (a newline in a file name could forge a line of a CI log)."""
 
     exit_code = EXIT_USAGE
+
+    def __init__(self, message: str) -> None:
+        super().__init__(printable(message))
 
 
 @dataclass(frozen=True)
