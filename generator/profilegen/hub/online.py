@@ -136,7 +136,7 @@ def run_lock(registry: Registry, *, offline_only: bool, timeout: float | None = 
                 click.echo(f"warning: {p.message}", err=True)
     if problems:
         raise ProfilegenError("lock not written:\n" + "\n".join(f"  {m}" for m in problems))
-    write_atomic(registry.root / LOCK_NAME, lock.to_bytes())
+    write_atomic(registry.root / LOCK_NAME, lock.to_bytes(), root=registry.root)
     resolved = sum(1 for e in lock.artifacts.values() if e.get("resolved"))
     kept = tuple(pins.kept)
     return Locked(len(lock.artifacts), resolved, len(lock.patches), stay_offline, kept)
