@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import EXIT_OK
+from ..errors import EXIT_OK, UsageError, printable
 from ..importers.club3090.run import ImportOptions, plan_import
 from ..write import write_files
 from .common import Command, Context, format_option, pass_context
@@ -37,7 +37,10 @@ def club3090(
     registry and its compose disagree, the compose wins and the difference is listed.
     """
     root = obj.root
-    plan = plan_import(root, ImportOptions(source, rev, only, dry_run))
+    try:
+        plan = plan_import(root, ImportOptions(source, rev, only, dry_run))
+    except UsageError as exc:  # one line, whatever catalogue text it names
+        raise UsageError(printable(str(exc))) from None
     changed = [p for p, b in sorted(plan.files.items()) if not p.is_file() or p.read_bytes() != b]
     if not dry_run:
         write_files({p: plan.files[p] for p in changed}, root=root)
@@ -61,7 +64,7 @@ def club3090(
     for path in rel:
         click.echo(f"{verb} {path}")
     for note in plan.notes:
-        click.echo(f"{note.kind}: {note.key}: {note.message}", err=True)
+        click.echo(printable(f"{note.kind}: {note.key}: {note.message}"), err=True)
     kinds = ("escape", "drift", "note", "unmapped")
     counts = {k: sum(n.kind == k for n in plan.notes) for k in kinds}
     click.echo(

@@ -220,6 +220,8 @@ class Entities:
             return None
         ident = str(ident)
         up = self.up_drafters.get(ident)
+        if up is None and (why := unreadable(self.tree, "drafters", ident)):
+            raise UsageError(why)  # never a drafter guessed in place of one upstream states
         if engine_family(family).spec_style == "types" and spec_type:
             method = method_of(up, None, spec_type)
             engine.spec_types.setdefault(method, spec_type)
