@@ -133,6 +133,50 @@ def _whole(log: BootLog, text: str, what: str) -> int:
     return int(value)
 
 
+# Digits no figure of a boot log comes near: a longer count (a 5,000-digit n_ctx was a
+# ValueError, a 400-digit one an OverflowError in the formulas) is refused with its line.
+_MAX_DIGITS = 15
+
+
+def _int(log: BootLog, text: str, what: str) -> int:
+    """A count of the line being read (digits only), of at most _MAX_DIGITS digits."""
+    if len(text) > _MAX_DIGITS:
+        raise LogError(
+            f"line {log.line_no}: {what} is {len(text):,} digits long, not a figure a boot can log"
+        )
+    return int(text)
+
+
+def _outsized(value: Any) -> bool:
+    """Whether a literal holds a number past _MAX_DIGITS digits, or one not finite."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, bool):
+            continue
+        if isinstance(item, int) and abs(item) >= 10**_MAX_DIGITS:
+            return True
+        if isinstance(item, float) and not math.isfinite(item):
+            return True
+        if isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            pending.extend(item)
+    return False
+
+
+def _args(log: BootLog, text: str) -> dict[str, Any]:
+    """vLLM's non-default args; one holding a number no boot takes is refused with its line."""
+    args = _literal(text)
+    for key, value in args.items():
+        if _outsized(value):
+            raise LogError(
+                f"line {log.line_no}: the non-default arg {str(key)[:40]!r} holds a number past "
+                f"{_MAX_DIGITS} digits or not finite, not one a boot takes"
+            )
+    return args
+
+
 def _gib(log: BootLog, text: str, what: str) -> int:
     return round(_number(log, text, what) * GIB)
 
@@ -167,7 +211,7 @@ def _vllm_line(log: BootLog, line: str) -> None:
     if m := p["version"].search(line):
         log.version = log.version or m.group(1) or m.group(2)
     if m := p["args"].search(line):
-        log.args = _literal(m.group(1)) or log.args
+        log.args = _args(log, m.group(1)) or log.args
     if m := p["loading"].search(line):
         loaded = _gib(log, m.group(1), "the model loading size")
         log.weights_loaded_bytes = max(log.weights_loaded_bytes or 0, loaded)
@@ -212,7 +256,8 @@ def _on_device(log: BootLog, device: str, size: int) -> None:
 
 def _device(log: BootLog, line: str) -> None:
     if m := _DEVICES["listed"].search(line):
-        log.devices.setdefault(m.group(1), (m.group(2).strip(), int(m.group(3))))
+        mib = _int(log, m.group(3), f"the memory of {m.group(1)}")
+        log.devices.setdefault(m.group(1), (m.group(2).strip(), mib))
     elif m := _DEVICES["found"].search(line):
         log.devices.setdefault(f"CUDA{m.group(1)}", (m.group(2).strip(), None))
 
@@ -233,13 +278,13 @@ def _llama_line(log: BootLog, line: str) -> None:
         size = _number(log, m.group(3), f"the {m.group(2)} buffer size on {m.group(1)}")
         _buffer(log, m.group(1), m.group(2), round(size * MIB))
     if (m := p["n_ctx"].search(line)) and log.n_ctx is None:
-        log.n_ctx = int(m.group(1))
+        log.n_ctx = _int(log, m.group(1), "n_ctx")
     if (m := p["ubatch"].search(line)) and log.n_ubatch is None:
-        log.n_ubatch = int(m.group(1))
+        log.n_ubatch = _int(log, m.group(1), "n_ubatch")
     if (m := p["outputs"].search(line)) and log.n_outputs_max is None:
-        log.n_outputs_max = int(m.group(1))
+        log.n_outputs_max = _int(log, m.group(1), "n_outputs_max")
     if (m := p["n_seq"].search(line)) and log.n_seq_max is None:
-        log.n_seq_max = int(m.group(1))
+        log.n_seq_max = _int(log, m.group(1), "n_seq_max")
     if (m := p["kv_types"].search(line)) and log.cache_types is None:
         log.cache_types = (m.group(1), m.group(2))
 
@@ -249,9 +294,9 @@ def _sglang_line(log: BootLog, line: str) -> None:
     if m := p["tokens"].search(line):
         log.kv_pool_tokens = _whole(log, m.group(1), "the KV cache's #tokens")
     if m := p["summary"].search(line):
-        log.kv_pool_tokens = log.kv_pool_tokens or int(m.group(1))
-        log.running_requests = int(m.group(2))
-        log.context_len = int(m.group(3))
+        log.kv_pool_tokens = log.kv_pool_tokens or _int(log, m.group(1), "max_total_num_tokens")
+        log.running_requests = _int(log, m.group(2), "max_running_requests")
+        log.context_len = _int(log, m.group(3), "context_len")
     if m := p["weights"].search(line):
         log.weights_loaded_bytes = _gib(log, m.group(1), "the weights' memory usage")
 
