@@ -235,12 +235,13 @@ def benchmark_rows(registry: Registry, model_id: str) -> list[dict[str, Any]]:
 
 # -- rendering ----------------------------------------------------------------------------------
 
-_MD_SPECIAL = re.compile(r"([\\|<>`[\]])")
+_MD_SPECIAL = re.compile(r"([\\|<>`[\]&])")
 
 
 def md_cell(value: object) -> str:
     """Registry text inside a Markdown table: no cell breaks, no HTML, no links or images
-    (`[x](url)`, `![x](url)` shown as written), one line."""
+    (`[x](url)`, `![x](url)` shown as written), no character references (`&#x202e;` would
+    put the hidden character `printable` escapes on the page), one line."""
     if value is None:
         return "-"
     text = printable(" ".join(str(value).split()))
