@@ -20,8 +20,15 @@ def _dotted_quad(host: str) -> str:
         len(labels) == 4 and all(x.isdigit() and int(x) <= 255 for x in labels)
     ):
         raise ValueError(f"{host!r} is neither a host name nor an IPv4 address (a.b.c.d, 0-255)")
+    if labels[-1].isdigit() and any(len(x) > 1 and x.startswith("0") for x in labels):
+        raise ValueError(
+            f"{host!r}: an IPv4 address is written without leading zeros (resolvers read 010 "
+            "as the octal 8, others as 10)"
+        )
     if any(not label for label in labels):
         raise ValueError(f"{host!r} has an empty label (two dots in a row)")
+    if any(len(label) > 63 for label in labels):
+        raise ValueError(f"{host!r} has a label longer than 63 characters (DNS allows 63)")
     return host
 
 
