@@ -8,7 +8,6 @@ first bytes still sizes the weights.
 
 from __future__ import annotations
 
-import math
 import struct
 from dataclasses import dataclass
 from typing import Any
@@ -73,13 +72,29 @@ def _tensor_range(name: str, entry: Any) -> tuple[int, int]:
         raise CheckpointError(f"tensor {name!r} has no valid shape")
     bits = DTYPE_BITS.get(dtype) if isinstance(dtype, str) else None
     if bits is not None:
-        want = math.ceil(math.prod(shape) * bits / 8)
+        want = (_elements(name, shape) * bits + 7) // 8  # whole numbers: no float overflows
         if offsets[1] - offsets[0] != want:
+            shown = shape if len(shape) <= 8 else f"of {len(shape):,} dimensions"
             raise CheckpointError(
                 f"tensor {name!r} spans {offsets[1] - offsets[0]:,} bytes; {dtype} of shape "
-                f"{shape} takes {want:,}"
+                f"{shown} takes {want:,}"
             )
     return offsets[0], offsets[1]
+
+
+def _elements(name: str, shape: list[int]) -> int:
+    """The elements of a shape, refused once past what any checkpoint holds (a shape of
+    100,000 dimensions was an OverflowError, and a product of millions of them a hang)."""
+    if 0 in shape:
+        return 0
+    count = 1
+    for dim in shape:
+        count *= dim
+        if count > MAX_WEIGHTS * 8:
+            raise CheckpointError(
+                f"tensor {name!r} has a shape of more elements than any checkpoint holds"
+            )
+    return count
 
 
 def _laid_end_to_end(ranges: list[tuple[int, int, str]]) -> int:
