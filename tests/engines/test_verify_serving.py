@@ -1,14 +1,17 @@
 """`verify --serving` against the session's real servers: the real llama-server booted through
 its profile's rendered entrypoint, and the real vLLM (its CPU build) where that tier boots.
 It passes against them, and fails naming the tool-call check against a real llama-server
-started with its chat parser off (`--no-jinja`). The tiny models' weights are random: recall
-is reported, not judged (`--no-recall`), and the soak is two conversations of two turns."""
+started with its chat parser off (`--no-jinja`) and a real vLLM booted from the same profile
+without its tool parser. The tiny models' weights are random: recall is reported, not judged
+(`--no-recall`), and the soak is two conversations of two turns."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,8 +19,9 @@ from typing import Any
 import pytest
 
 from profilegen.registry import open_registry
+from tests.support import realvllm
 from tests.support.cli import invoke_in
-from tests.support.container import free_port
+from tests.support.container import free_port, wait_healthy
 from tests.support.ready import wait_ready
 
 PROFILE = "llamacpp-vibethinker-3b-single"
@@ -151,3 +155,53 @@ def test_the_real_vllm_passes_with_its_tool_parser_judged(real_vllm: dict[str, A
     # reasoning parser separates the random answer as thinking: both are judged.
     assert statuses == {**{k: "PASS" for k in CHECKS}, "recall": "INFO"}, run.out
     assert "the forced call came back parsed: get_weather" in run.out
+
+
+A3B = "qwen-35b-a3b-dual-nvfp4-fast"
+
+
+def _without_tool_parser(root: Path, port: int) -> None:
+    """The a3b profile of a copy of the tier's registry, its tool parser taken out."""
+    path = root / "registry" / "profiles" / f"{A3B}.yaml"
+    text = path.read_text()
+    for line in ("  auto_tool_choice: true\n", "  tool_call_parser: qwen3_coder\n"):
+        assert line in text, line
+        text = text.replace(line, "")
+    lines = text.splitlines(keepends=True)
+    path.write_text("".join(f"port: {port}\n" if x.startswith("port: ") else x for x in lines))
+
+
+@pytest.fixture
+def vllm_without_tool_parser(real_vllm: dict[str, Any], tmp_path: Path) -> Iterator[str]:
+    """The real vLLM of the tier, booted as the tier boots the a3b profile, from a profile that
+    differs only in having no tool parser (no --enable-auto-tool-choice, --tool-call-parser)."""
+    from profilegen.releases.vllm_env import ensure_env
+
+    shutil.copytree(Path(real_vllm["root"]) / "registry", tmp_path / "root" / "registry")
+    _without_tool_parser(tmp_path / "root", free_port())
+    registry = open_registry(tmp_path / "root")
+    (boot,) = [b for b in realvllm.BOOTS if b.profile == A3B]
+    boot = dataclasses.replace(boot, name="no-tool-parser")
+    # A short folder: the box publishes its port through a socket file there (108 bytes).
+    work = Path(tempfile.mkdtemp(prefix="pg-vllm-"))
+    running, engine = realvllm._boot(registry, tmp_path / "root", boot, ensure_env(), work)
+    try:
+        wait_healthy(running, realvllm.BOOT_WITHIN)
+        assert "tool_call_parser" not in Path(engine.log).read_text(errors="replace")
+        yield engine.url
+    finally:
+        running.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def test_a_vllm_without_its_tool_parser_fails_naming_the_check(
+    real_vllm: dict[str, Any], vllm_without_tool_parser: str
+) -> None:
+    # The tier's registry says what the profile serves: its tool parser among it.
+    run = _verify(Path(real_vllm["root"]), vllm_without_tool_parser, "--profile", A3B)
+    assert run.code == 1, run.text
+    line = next(x for x in run.out.splitlines() if x.strip().startswith("tool-call"))
+    assert line.split()[:2] == ["tool-call", "FAIL"]
+    assert "a tools request with tool_choice auto was refused (HTTP 400: " in line
+    assert "--enable-auto-tool-choice and --tool-call-parser to be set" in line
+    assert run.out.splitlines()[-1] == "verify: 6/7 checks passed; FAILED: tool-call"
