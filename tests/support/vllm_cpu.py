@@ -68,8 +68,9 @@ TINY = {
         "experts, random weights; a tokenizer trained offline)",
         "the hybrid linear-attention kind of the Qwen3.5/3.6 models, which this profile's "
         "hybrid settings (--mamba-cache-mode, --mamba-ssm-cache-dtype) need; vLLM's own "
-        "Qwen3.5 classes import torchvision, which has no build for the CPU torch. On this "
-        "CPU build its logits come out NaN, so its answers are not read as text",
+        "Qwen3.5 classes import torchvision, which has no build for the CPU torch. Its logits "
+        "come out NaN here (not yet traced: the CPU build's gated-delta-net path, or how it "
+        "reads the expert tensors transformers writes), so its answers are not read as text",
     ),
     "qwen3": (
         "a tiny Qwen3ForCausalLM (two full-attention layers, random weights; a tokenizer "
