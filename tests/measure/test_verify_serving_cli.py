@@ -81,3 +81,23 @@ def test_a_server_that_stops_answering_fails_each_check_on_its_line(invoke: Invo
         "verify: 1/7 checks passed; FAILED: chat, tool-call, streaming, thinking, "
         "long-context, soak"
     )
+
+
+def test_the_long_prompt_is_sized_only_from_counts_that_grow(invoke: Invoke) -> None:
+    # The stub counts one prompt token whatever it is sent.
+    with StubEngine("stub", ["stub-model"], context=4096) as fake:
+        run = invoke("verify", "--serving", f"http://127.0.0.1:{fake.port}", *SMALL)
+    line = next(x for x in run.out.splitlines() if x.strip().startswith("long-context"))
+    assert line.split()[:2] == ["long-context", "FAIL"]
+    assert line.endswith(
+        "calibration prompt: the server counted 1 and 1 prompt tokens for a text and twice "
+        "that text: its counts cannot size the prompt"
+    )
+
+
+def test_a_server_that_does_not_say_its_context_needs_one_given(invoke: Invoke) -> None:
+    with StubEngine("stub", ["stub-model"]) as fake:
+        run = invoke("verify", "--serving", f"http://127.0.0.1:{fake.port}", "--soak", "1x1")
+    line = next(x for x in run.out.splitlines() if x.strip().startswith("long-context"))
+    assert line.split()[:2] == ["long-context", "FAIL"]
+    assert line.endswith("the server does not say its context: give --context N")

@@ -101,8 +101,11 @@ def verify_serving(obj: Context, profile: str | None, fmt: str, opts: dict[str, 
     local = _local(endpoint.url)
     machine, how = read_machine() if opts["record"] and local else (None, "not read")
     rig = record_rig(registry, machine, how, opts["rig"], local) if opts["record"] else None
+    context = identity.server.context
+    if context is None and identity.profile and not identity.profile.envelope.auto_context:
+        context = identity.profile.envelope.max_model_len  # the server does not say its own
     target = Target(endpoint, identity.model, family_of(registry, identity.profile),
-                    identity.profile, identity.server.context)  # fmt: skip
+                    identity.profile, context)  # fmt: skip
     conversations, turns = opts["soak"]
     plan = Plan(opts["context"], not opts["no_recall"],
                 Soak(conversations, turns, opts["soak_seconds"]))  # fmt: skip

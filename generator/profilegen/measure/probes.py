@@ -63,7 +63,11 @@ def long_context(target: Target, asked: int | None, judge_recall: bool) -> LongR
             why = bad.detail if bad else "the server counts no prompt tokens (usage)"
             return LongResult([Check("long-context", FAIL, f"calibration prompt: {why}")], None)
         counts.append(counted)
-    per = max(1.0, (counts[1] - counts[0]) / CALIBRATION)  # tokens a sentence
+    if counts[1] <= counts[0]:
+        why = (f"calibration prompt: the server counted {counts[0]} and {counts[1]} prompt tokens "
+               "for a text and twice that text: its counts cannot size the prompt")  # fmt: skip
+        return LongResult([Check("long-context", FAIL, why)], None)
+    per = (counts[1] - counts[0]) / CALIBRATION  # tokens a sentence
     fixed = counts[0] - CALIBRATION * per  # the template, the needle and the question
     sentences = max(1, int((length - fixed) / per))
     answer = post(target, body(target, _prompt(sentences, code), 24))
