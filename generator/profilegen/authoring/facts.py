@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import EXIT_USAGE, ProfilegenError, printable
+from ..registry.safeyaml import MAX_NUMBER
+
+# The largest fact a registry file can hold: a checkpoint's past it is refused at its key.
+MAX_FACT = MAX_NUMBER
 
 
 class DerivationError(ProfilegenError):
@@ -160,9 +165,20 @@ class Lookup:
             raise DerivationError(
                 f"{self.source.file}: {key} is {value}, expected at least {least}"
             )
+        if isinstance(value, (int, float)) and (abs(value) > MAX_FACT or not math.isfinite(value)):
+            raise DerivationError(  # named here, not at the registry file it would reach
+                f"{self.source.file}: {key} is {value!r}, past any checkpoint's (a fact is "
+                f"finite and at most {MAX_FACT:,})"
+            )
         return value
 
 
 def every_nth(layers: int, n: int) -> int:
-    """Layers i (0-based) with (i + 1) % n == 0: every n-th layer, the last of each group."""
-    return sum(1 for i in range(layers) if (i + 1) % n == 0)
+    """Layers i (0-based) with (i + 1) % n == 0: every n-th layer, the last of each group
+    (counted, not looped over: a header's layer count is not to be trusted)."""
+    return layers // n
+
+
+def every_from(layers: int, n: int, offset: int) -> int:
+    """Layers i (0-based) with i % n == offset."""
+    return 0 if offset >= min(n, layers) else (layers - offset + n - 1) // n

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .facts import DerivationError, Facts, Lookup, Source, every_nth
+from .facts import DerivationError, Facts, Lookup, Source, every_from, every_nth
 
 ARCH = "architecture"
 # Keys naming the language model's own config inside a multimodal one.
@@ -75,8 +75,8 @@ def _layer_kinds(t: Lookup, facts: Facts, layers: int) -> Kinds:
     found = t.first(["attn_layer_period"])
     if found is not None:
         key, period = found
-        offset = t.data.get("attn_layer_offset", 0)
-        full = sum(1 for i in range(layers) if i % t.typed(key, period, int) == offset)
+        offset = t.typed("attn_layer_offset", t.data.get("attn_layer_offset", 0), int, least=0)
+        full = every_from(layers, t.typed(key, period, int), offset)
         return {"full": full, "mamba": layers - full}, key
     if t.data.get("sliding_window") and t.data.get("use_sliding_window", True):
         facts.notes.append(
