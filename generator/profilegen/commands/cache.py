@@ -33,14 +33,15 @@ def add(obj: Context, files: tuple[Path, ...], fmt: str) -> int:
         for entry in answers:
             if isinstance(entry, Cached):
                 click.echo(printable(entry.line()))
+    # Each refusal on a line of its own: a line break in a file's name is shown escaped.
     if len(answers) == 1 and rejected:
-        lines = [f"error: {rejected[0].line()}"]
+        lines = [f"error: {printable(rejected[0].line())}"]
     elif rejected:
         lines = [f"error: {len(rejected)} of {len(answers)} file(s) not added to the cache:"]
-        lines += [f"  {entry.line()}" for entry in rejected]
+        lines += [f"  {printable(entry.line())}" for entry in rejected]
     else:
         return EXIT_OK
-    click.echo(printable("\n".join(lines), keep="\n"), err=True)
+    click.echo("\n".join(lines), err=True)
     return EXIT_FINDINGS
 
 
