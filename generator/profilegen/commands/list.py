@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..docs.choosing import SORTS, USES, ContextLength
-from ..docs.listing import ListOptions, run_list
+from ..docs.choosing import SORTS, USES, ContextLength, ListOptions
+from ..docs.listing import run_list
 from ..model.common import STATUS_LADDER
 from .common import Command, Context, format_option, pass_context
 

@@ -111,3 +111,36 @@ def _about(registry: Registry, said_of: str | None, rig: Rig | None) -> bool:
         return same_cards(find_rig(registry, said_of), rig)
     except ProfilegenError:  # a rig shape the registry cannot name is another rig
         return False
+
+
+def figure(speed: dict[str, Any] | None, for_code: bool) -> float | None:
+    """The decode figure ranked: code for coding, else narrative (the other where one is
+    missing)."""
+    if not speed:
+        return None
+    first, second = ("code", "narrative") if for_code else ("narrative", "code")
+    value = speed[first] if speed[first] is not None else speed[second]
+    return float(value) if value is not None else None
+
+
+def here(row: dict[str, Any]) -> dict[str, Any] | None:
+    """The speed measured on the rig asked about or on one of the same cards."""
+    speed = row.get("speed")
+    return speed if speed and speed["tier"] <= 1 else None
+
+
+@dataclass(frozen=True)
+class ListOptions:
+    fmt: str = "text"
+    rig: str | None = None
+    fits: bool = False
+    detect: bool = False
+    all: bool = False  # retired profiles too
+    engines: tuple[str, ...] = ()
+    models: tuple[str, ...] = ()
+    statuses: tuple[str, ...] = ()
+    uses: tuple[str, ...] = ()  # coding, chat, long-context (any of them)
+    min_context: int | None = None
+    sort: str | None = None  # speed, context, quality (unset: speed on a rig, else by id)
+    wide: bool = False
+    width: int | None = None  # unset: the terminal's

@@ -11,7 +11,6 @@ cannot give says why, in the fit error's own first words.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 import click
@@ -25,25 +24,9 @@ from ..lockfile.lock import Lock
 from ..model import Profile, Rig
 from ..model.evidence import Evidence, has_decode, newest
 from ..registry import Registry
-from .choosing import STATUS_ORDER, Quality, quality, uses
+from .choosing import STATUS_ORDER, ListOptions, Quality, figure, here, quality, uses
+from .listing_text import echo_listing
 from .view import list_rows
-
-
-@dataclass(frozen=True)
-class ListOptions:
-    fmt: str = "text"
-    rig: str | None = None
-    fits: bool = False
-    detect: bool = False
-    all: bool = False  # retired profiles too
-    engines: tuple[str, ...] = ()
-    models: tuple[str, ...] = ()
-    statuses: tuple[str, ...] = ()
-    uses: tuple[str, ...] = ()  # coding, chat, long-context (any of them)
-    min_context: int | None = None
-    sort: str | None = None  # speed, context, quality (unset: speed on a rig, else by id)
-    wide: bool = False
-    width: int | None = None  # unset: the terminal's
 
 
 def _list_rig(registry: Registry, opts: ListOptions) -> Rig | None:
@@ -197,22 +180,6 @@ def _fit_class(row: dict[str, Any]) -> int:
     return 2 if fit["fits"] is None else 3
 
 
-def figure(speed: dict[str, Any] | None, for_code: bool) -> float | None:
-    """The decode figure ranked: code for coding, else narrative (the other where one is
-    missing)."""
-    if not speed:
-        return None
-    first, second = ("code", "narrative") if for_code else ("narrative", "code")
-    value = speed[first] if speed[first] is not None else speed[second]
-    return float(value) if value is not None else None
-
-
-def here(row: dict[str, Any]) -> dict[str, Any] | None:
-    """The speed measured on the rig asked about or on one of the same cards."""
-    speed = row.get("speed")
-    return speed if speed and speed["tier"] <= 1 else None
-
-
 def sort_key(row: dict[str, Any], sort: str, for_code: bool) -> tuple[Any, ...]:
     """Rows that start first; then the sort asked; ties: status (production first), this rig's
     speed, the id."""
@@ -260,7 +227,5 @@ def run_list(registry: Registry, opts: ListOptions) -> int:
     if opts.fmt == "json":
         click.echo(json.dumps(rows, indent=2))
         return 0
-    from .listing_text import echo_listing
-
     echo_listing(registry, rig, rows, opts)
     return 0

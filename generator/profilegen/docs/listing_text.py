@@ -5,19 +5,15 @@ from __future__ import annotations
 
 import re
 import textwrap
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from ..errors import printable
 from ..model import Rig
 from ..registry import Registry
-from .choosing import context_text
-from .listing import figure, here
+from .choosing import ListOptions, context_text, figure, here
 from .table import Column, layout, notes, render, terminal_width
-
-if TYPE_CHECKING:
-    from .listing import ListOptions
 
 _SHARE = re.compile(r"^yes, (?P<held>[0-9.e+]+) of (?P<seqs>[0-9]+) at full length$")
 # Seen from no rig: what each profile is. Lower worth: kept longer in a narrow terminal.
