@@ -73,3 +73,16 @@ def test_a_kept_argument_in_a_note_is_one_line(tmp_path: Path, target: Path) -> 
         "v\\x0a::error::y\n" in result.err
     ), result.err
     assert not any(line.startswith("::error::") for line in result.err.splitlines())
+
+
+def test_an_installer_the_mounted_folder_lacks_is_refused_at_the_boot_line(
+    tmp_path: Path, target: Path
+) -> None:
+    files = {k: v for k, v in base_files().items() if not k.endswith("tiny-fix/install.sh")}
+    rev = _catalogue(tmp_path / "club-3090", files)
+    line = _line(VLLM_COMPOSE, "tiny-fix/install.sh")
+    assert _refused(target, tmp_path / "club-3090", "--rev", rev) == (
+        f"error: {COMPOSE}:{line}: the boot runs /etc/club3090/tiny-fix/install.sh, but the patch "
+        f"folder models/tiny-9b/vllm/patches/tiny-fix it mounts holds no install.sh file at "
+        f"{rev[:8]}"
+    )

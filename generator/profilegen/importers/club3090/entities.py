@@ -164,6 +164,8 @@ class Entities:
             if mount is None:
                 notes.append(f"installer {directory}/install.sh has no mounted folder")
                 continue
+            if not mount.is_file and not self.tree.is_file(f"{mount.repo_path}/install.sh"):
+                raise UsageError(_installer_missing(self.tree, compose, directory, mount))
             ids.append(
                 self._patch(mount, engine, (directory, strict or fatal), "w4a8" in directory)
             )
@@ -263,6 +265,20 @@ def _artifact_id(variant: str) -> str:
 
 def _digest(files: list[tuple[str, str]]) -> str:
     return hashlib.sha256(repr(files).encode()).hexdigest()[:8]
+
+
+def _installer_missing(tree: Tree, compose: ComposeFile, directory: str, mount: Mount) -> str:
+    """A boot that runs a patch's installer from a mounted folder that holds none (or holds
+    something that is no file: a FIFO, a device): upstream's boot fails there."""
+    script = f"/etc/club3090/{directory}/install.sh"
+    text = tree.text(compose.path) or ""
+    line = next((n for n, x in enumerate(text.splitlines(), 1) if script in x), None)
+    where = f"{compose.path}:{line}" if line else compose.path
+    at = tree.commit[:8] if tree.commit else "the work tree"
+    return (
+        f"{where}: the boot runs {script}, but the patch folder {mount.repo_path} it mounts "
+        f"holds no install.sh file at {at}"
+    )
 
 
 def _unmounted_installer(tree: Tree, compose: ComposeFile, directory: str) -> str:
