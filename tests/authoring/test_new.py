@@ -9,7 +9,7 @@ from profilegen.registry import open_registry
 from tests.support.cli import Invoke
 
 NEW = "qwen38-27b-dual-test"
-SIBLING = "qwen38-27b-dual-ultrafast"
+SIBLING = "qwen38-27b-dual-superfast"
 MODELINE = "# yaml-language-server: $schema=../../schema/profile.schema.json"
 
 
@@ -65,13 +65,13 @@ def test_new_applies_dotted_overrides_as_typed_values(repo: Path, invoke: Invoke
     shown = invoke("show", NEW, "--format", "json")
     data = json.loads(shown.out)
     assert data["envelope"]["max_model_len"] == 131072
-    assert data["envelope"]["kv_cache_dtype"] == "bfloat16"  # the rest of the envelope is inherited
+    assert data["envelope"]["kv_cache_dtype"] == "fp8_e4m3"  # the rest of the envelope is inherited
     assert (data["drafter"]["id"], data["drafter"]["width"]) == ("syvai-qwen38-dflash2", 5)
     assert data["best_for"] == "a test: with a colon"
 
 
 def test_the_new_profiles_words_come_from_its_own_facts(repo: Path, invoke: Invoke) -> None:
-    """The sibling's title ("... DFlash2 n=7, bf16 KV, TP2, 200K") and best_for are not
+    """The sibling's title ("... DFlash2 n=7, TP2") and best_for are not
     copied: the TODO lines say what the new profile resolves to, and what sets it apart."""
     run = invoke(
         "new", NEW, "--from", SIBLING,
@@ -80,24 +80,24 @@ def test_the_new_profiles_words_come_from_its_own_facts(repo: Path, invoke: Invo
     assert run.code == 0, run.text
     lines = new_file(repo).read_text().splitlines()
     assert lines[5] == (
-        "title: 'TODO: Qwen3.8-27B INT4 AutoRound + DFlash n=5, bf16 KV, TP2 on 2x3090-pcie, 128K'"
+        "title: 'TODO: Qwen3.8-27B INT4 AutoRound + DFlash n=5, fp8_e4m3 KV, TP2 on 2x3090-pcie, 128K'"
     )
     assert lines[-1] == (
         f"best_for: 'TODO: who should pick it over {SIBLING} (DFlash n=5, not n=7; 128K "
-        "context, not 200K)'"
+        "context, not 256K)'"
     )
     registry = open_registry(repo)
     profile, sibling = registry.profiles[NEW], registry.profiles[SIBLING]
-    assert sibling.title == "Qwen3.8-27B INT4 AutoRound + DFlash2 n=7, bf16 KV, TP2, 200K"
+    assert sibling.title == "Qwen3.8-27B INT4 AutoRound + DFlash2 n=7, TP2"
     assert sibling.best_for and sibling.best_for not in (profile.best_for or "")
-    assert "n=7" not in profile.title and "200K" not in profile.title
+    assert "n=7" not in profile.title and "256K" not in profile.title
     # Nothing stated of its own: the best_for placeholder says so.
     other = invoke("new", "qwen38-27b-dual-copy", "--from", SIBLING)
     assert other.code == 0, other.text
     copy = open_registry(repo).profiles["qwen38-27b-dual-copy"]
     assert (
         copy.title
-        == "TODO: Qwen3.8-27B INT4 AutoRound + DFlash n=7, bf16 KV, TP2 on 2x3090-pcie, 200K"
+        == "TODO: Qwen3.8-27B INT4 AutoRound + DFlash n=7, fp8_e4m3 KV, TP2 on 2x3090-pcie, 256K"
     )
     assert (
         copy.best_for
@@ -147,7 +147,7 @@ def test_new_refuses_an_existing_id(repo: Path, invoke: Invoke) -> None:
 
 
 def test_new_refuses_an_unknown_sibling_with_a_suggestion(repo: Path, invoke: Invoke) -> None:
-    run = invoke("new", NEW, "--from", "qwen38-27b-dual-ultrafst")
+    run = invoke("new", NEW, "--from", "qwen38-27b-dual-superfst")
     assert run.code == 2
     assert f"did you mean {SIBLING!r}" in run.err
     assert not new_file(repo).exists()
