@@ -101,6 +101,7 @@ def rehearse_profile(
         ready = prepare(registry, profile, Scenario(), rendered)
         for rel in ready.job.layout.dirs:
             (work / rel).mkdir(parents=True, exist_ok=True)
+        _stand_in_weights(work, ready)
         mounts = [(pkg, package_dir)] + [
             (work / m.source, m.target) for m in ready.job.layout.mounts
         ]
@@ -129,6 +130,17 @@ def rehearse_profile(
                 profile.id, engine.id, "refused", message, said, tuple(changed), python
             )
         return Rehearsal(profile.id, engine.id, "applies", None, said, tuple(changed), python)
+
+
+def _stand_in_weights(work: Path, ready: Prepared) -> None:
+    """The empty weights the explain layout puts where the entrypoint's guard looks: a
+    rehearsal applies patches, it never loads a model. Only what the written bundle lacks: its
+    own files (the real helpers, the patch files) stay as they are."""
+    for rel, data in ready.job.layout.files.items():
+        target = work / rel
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
 
 
 def _inside(path: str, package_dir: str) -> str | None:
