@@ -27,6 +27,7 @@ from huggingface_hub.hf_api import RepoSibling
 
 from ..lockfile.paths import listing_problems, sha256_problem, shown, size_problem
 from .deadline import Deadline, parallel
+from .logredact import hide_in_library_logs
 from .problems import (
     OutOfTime,
     _by_path,
@@ -125,6 +126,7 @@ class _Hub:
         # endpoint with its own 3 s timeout, outside any deadline of ours (and a request a
         # catalogue check has no use for): the documented HF_HUB_DISABLE_TELEMETRY turns it off.
         constants.HF_HUB_DISABLE_TELEMETRY = True
+        hide_in_library_logs()  # its download warnings name the URL, HF_ENDPOINT's user:pass too
         # Create the shared client and the library's lazily built header state on this thread,
         # so the workers do not race to initialise them.
         get_session()
