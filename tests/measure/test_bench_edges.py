@@ -72,6 +72,16 @@ def test_a_host_with_a_space_is_a_usage_error(invoke: Invoke) -> None:
     )
 
 
+@pytest.mark.parametrize("host", ["a..b", "a" * 300, "."])
+def test_a_host_no_resolver_takes_is_a_usage_error(invoke: Invoke, host: str) -> None:
+    run = invoke("bench", f"http://{host}:80", "--timeout", "2")
+    assert run.code == 2, run.text
+    assert run.err == (
+        f"error: http://{host}:80 is not an http(s) URL of a server (its host has an empty label "
+        "or one longer than 63 characters)\n"
+    )
+
+
 @pytest.mark.parametrize("key", ["k3y\nX-Injected: 1", "k3y\u20ac"])
 def test_a_key_no_header_can_carry_is_refused_unshown(
     repo: Path, invoke: Invoke, monkeypatch: pytest.MonkeyPatch, key: str

@@ -83,6 +83,11 @@ class Endpoint:
                 f"{redact_url(url)} is not an http(s) URL of a server (a space or control "
                 "character in its host)"
             )
+        if ":" not in parts.hostname and not _resolvable(parts.hostname):
+            raise EngineUnreachable(
+                f"{redact_url(url)} is not an http(s) URL of a server (its host has an empty "
+                "label or one longer than 63 characters)"
+            )
         del port  # read above only to refuse a port that is no number
         if key is not None and not (key.isascii() and key.isprintable()):
             raise UsageError(  # a header cannot carry it (a line break would start another)
@@ -209,6 +214,16 @@ class Endpoint:
         finally:
             timer.cancel()
             conn.close()
+
+
+def _resolvable(host: str) -> bool:
+    """Whether a resolver can be asked for the name (the socket module encodes it with IDNA,
+    which raises on an empty label or one past 63 characters)."""
+    try:
+        host.encode("idna")
+    except UnicodeError:
+        return False
+    return True
 
 
 def _left(deadline: float) -> float:
