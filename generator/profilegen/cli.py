@@ -142,10 +142,13 @@ def cli(ctx: click.Context, root: str | None, no_cache: bool) -> None:
     from .cache import configure
     from .commands.common import Context
     from .errors import UsageError
+    from .hub.endpoint import endpoint_problem
     from .resources import cache_problem
 
     if (problem := cache_problem()) is not None:
         raise UsageError(f"{problem} (point it at a folder, or unset it)")
+    if (problem := endpoint_problem()) is not None:
+        raise UsageError(f"{problem}: set it to the Hub's URL, or unset it")
     configure(enabled=not no_cache)
     ctx.obj = Context(root)
 

@@ -1,7 +1,8 @@
 """HF_ENDPOINT's user:password@ never reaches the output: the Hub library's own warnings
 while `fetch` retries a broken download name the URL it downloads from, credentials and all
 ("Error while downloading from http://user:password@host/..."), and are printed with them
-hidden."""
+hidden; an HF_ENDPOINT the library cannot parse (it does so on import) is a usage error
+naming it, never a ValueError out of an import."""
 
 from __future__ import annotations
 
@@ -11,7 +12,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.hostile import hubs
+from tests.support.cli import Invoke
 from tests.support.fakehub import FakeHub
 
 BASE = Path(__file__).resolve().parents[1] / "registry" / "base"
@@ -45,3 +49,22 @@ def test_a_broken_download_is_retried_without_showing_the_endpoint_password(
     assert run.returncode == 2, run.stdout + run.stderr
     assert "Error while downloading from http://***@127.0.0.1:" in run.stderr
     assert "hunter2pw" not in run.stdout + run.stderr
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "shown", "why"),
+    [
+        ("http://[::1", "http://[::1", "Invalid IPv6 URL"),
+        ("http://bob:hunter2pw@127.0.0.1:99999", "http://***@127.0.0.1:99999",
+         "Port out of range 0-65535"),
+    ],
+)  # fmt: skip
+def test_an_endpoint_the_hub_library_cannot_read_is_a_usage_error(
+    invoke: Invoke, monkeypatch: pytest.MonkeyPatch, endpoint: str, shown: str, why: str
+) -> None:
+    monkeypatch.setenv("HF_ENDPOINT", endpoint)
+    run = invoke("model", "add", "lab/X-7B", "--dry-run")
+    assert run.code == 2, run.text
+    assert run.err == (
+        f"error: HF_ENDPOINT '{shown}' is not a URL ({why}): set it to the Hub's URL, or unset it\n"
+    )
