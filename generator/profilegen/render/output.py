@@ -139,14 +139,29 @@ def check_output(root: Path, out: Path, owner: Owner, *, force: bool) -> list[st
 
 def _refuse_link(root: Path, out: Path) -> None:
     """A folder named inside the repository is written as its own files are: never at or
-    through a symlink below its root (a committed link may point anywhere)."""
+    through a symlink below its root (a committed link may point anywhere), also one that a
+    `..` after it seems to step back out of (`compose/link/../x` is the parent of the link's
+    target to the system, not compose/x)."""
     written = Path(os.path.normpath(out.absolute()))
-    if not written.is_relative_to(root):
-        return
-    link = link_on(root, written)
+    link = _link_before_dotdot(root, out.absolute())
+    if link is None and written.is_relative_to(root):
+        link = link_on(root, written)
     if link is not None:
         rel = link.relative_to(root).as_posix()
         raise UsageError(f"{out}: {rel} {link_reason(root, link)}: {NO_LINKS} (choose another -o)")
+
+
+def _link_before_dotdot(root: Path, path: Path) -> Path | None:
+    """A symlink below `root` that `path`, as written, passes through before a `..`."""
+    if ".." not in path.parts:
+        return None
+    current = Path(path.anchor)
+    for part in path.parts[1:]:
+        current = current / part
+        here = Path(os.path.normpath(current))
+        if part != ".." and here != root and here.is_relative_to(root) and current.is_symlink():
+            return here
+    return None
 
 
 def write_output(
