@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import urllib.parse
 
-from ..redact import hide_credentials
+from ..errors import hide_credentials
 
 
 def endpoint_problem() -> str | None:

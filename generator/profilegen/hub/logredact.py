@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 
-from ..redact import hide_credentials
+from ..errors import hide_credentials
 
 LIBRARY = "huggingface_hub"
 

@@ -7,8 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import FindingSink, Location, suggest
-from ..redact import hide_credentials
+from ..errors import FindingSink, Location, hide_credentials, suggest
 
 LocateFn = Callable[[tuple[str | int, ...]], Location]
 
