@@ -10,7 +10,7 @@ from ..docs.summary import profile_summary, wrapped
 from ..docs.table import terminal_width
 from ..docs.view import model_view, profile_view
 from ..docs.yamlout import dump_yaml
-from ..errors import EXIT_OK
+from ..errors import EXIT_OK, hide_credentials
 from ..registry import find_profile
 from .common import Command, Context, format_option, pass_context
 
@@ -35,11 +35,11 @@ def command(obj: Context, profile: str, fmt: str) -> int:
         found = find_profile(registry, profile)
         if fmt == "text":
             lines = wrapped(profile_summary(registry, found), terminal_width())
-            click.echo("\n".join(lines))
+            click.echo(hide_credentials("\n".join(lines)))
             return EXIT_OK
         data = profile_view(registry, found)
-    if fmt == "json":
-        click.echo(json.dumps(data, indent=2))
-    else:
-        click.echo(dump_yaml(data), nl=False)
+    # Registry text reaches a terminal or a CI log: a URL's credentials never do (check
+    # refuses them in an evidence source; show says what is there without them).
+    text = json.dumps(data, indent=2) + "\n" if fmt == "json" else dump_yaml(data)
+    click.echo(hide_credentials(text), nl=False)
     return EXIT_OK
