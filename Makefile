@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PROFILE ?= qwen38-27b-dual-dflash15-fast
 
-.PHONY: run test lint fmt check bench schema render cli-doc golden clean
+.PHONY: run test test-slow lint fmt check bench schema render cli-doc golden clean
 
 $(BIN)/profilegen: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,10 @@ run: $(BIN)/profilegen
 # ~/.cache/profilegen/builds (PROFILEGEN_BUILD_CACHE); later runs reuse both, offline.
 test: $(BIN)/profilegen
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n auto
+
+# The tests that boot an engine of their own beyond the session's (CI runs them too).
+test-slow: $(BIN)/profilegen
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n auto -m slow
 
 lint: $(BIN)/profilegen
 	$(BIN)/ruff check generator tests bench
