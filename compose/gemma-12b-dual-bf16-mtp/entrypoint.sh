@@ -4,6 +4,8 @@
 # helpers.sh beside it. It checks every setting, applies the patches, then starts the engine.
 set -euo pipefail
 source "${BASH_SOURCE[0]%/*}/helpers.sh"
+# What it reads besides its tunables, each held to 4096 characters before it is used.
+pg_inputs CUDA_VISIBLE_DEVICES NCCL_P2P_LEVEL PYTORCH_CUDA_ALLOC_CONF API_KEY_FILE PROFILEGEN_PATCH_ROOT PROFILEGEN_PACKAGE_DIR
 
 # Tunables: NAME TYPE DEFAULT, then their bounds and choices; a typo fails loudly at boot.
 pg_tunable TP int 2
@@ -44,6 +46,10 @@ fi
 if ((pg_gpu_count > 0 && pg_gpu_count < TP)); then
   pg_die 2 "TP=$TP needs $TP GPUs, this container sees $pg_gpu_count; refusing to boot"
 fi
+# Weights: the engine loads them from the model folder (/root/.cache/huggingface, MODEL_DIR on
+# the host); a container started before `profilegen fetch` refuses here, naming where it
+# looked, instead of handing the engine a path that is not there.
+pg_weights folder /root/.cache/huggingface/gemma-4-12b-it 'the model'"'"'s' gemma-12b-dual-bf16-mtp /root/.cache/huggingface
 pg_pre_args=()
 # NVLink (or PCIe peer-to-peer), forced or detected at boot; without it custom all-reduce is off.
 pg_nvlink_setup NVLINK_MODE

@@ -4,6 +4,8 @@
 # helpers.sh beside it. It checks every setting, applies the patches, then starts the engine.
 set -euo pipefail
 source "${BASH_SOURCE[0]%/*}/helpers.sh"
+# What it reads besides its tunables, each held to 4096 characters before it is used.
+pg_inputs CUDA_VISIBLE_DEVICES NCCL_P2P_LEVEL PYTORCH_CUDA_ALLOC_CONF API_KEY_FILE PROFILEGEN_PATCH_ROOT PROFILEGEN_PACKAGE_DIR
 
 # Tunables: NAME TYPE DEFAULT, then their bounds and choices; a typo fails loudly at boot.
 pg_tunable CTX_SIZE int 128000
@@ -29,6 +31,13 @@ pg_ranges
 # Speculative decoding: SPEC_N sets the draft width, SPEC=off forces 0 (see helpers.sh).
 pg_spec_width SPEC_N 1 16
 
+# Weights: the engine loads them from the model folder (/models, MODEL_DIR on
+# the host); a container started before `profilegen fetch` refuses here, naming where it
+# looked, instead of handing the engine a path that is not there.
+pg_weights file /models/gemma-4-31b-gguf/unsloth-q4ks/gemma-4-31B-it-Q4_K_S.gguf 'the model'"'"'s' gemma-dflash /models
+if ((SPEC_N > 0)); then
+  pg_weights file /models/gemma-4-31b-gguf/anbeeld-dflash-iq4xs/gemma4-31b-it-dflash-IQ4_XS.gguf 'the drafter'"'"'s' gemma-dflash /models ', or SPEC=off to serve without drafting'
+fi
 pg_pre_args=()
 # API key: API_KEY_FILE (a file in the container, such as a mounted secret) or else API_KEY.
 # It reaches the engine in a file only this user can read, never on its command line or in a log.

@@ -4,6 +4,8 @@
 # helpers.sh beside it. It checks every setting, applies the patches, then starts the engine.
 set -euo pipefail
 source "${BASH_SOURCE[0]%/*}/helpers.sh"
+# What it reads besides its tunables, each held to 4096 characters before it is used.
+pg_inputs CUDA_VISIBLE_DEVICES NCCL_P2P_LEVEL PYTORCH_CUDA_ALLOC_CONF API_KEY_FILE PROFILEGEN_PATCH_ROOT PROFILEGEN_PACKAGE_DIR
 
 # Tunables: NAME TYPE DEFAULT, then their bounds and choices; a typo fails loudly at boot.
 pg_tunable TP int 4
@@ -37,6 +39,19 @@ pg_ranges
 # Speculative decoding: SPEC_N sets the draft width, SPEC=off forces 0 (see helpers.sh).
 pg_spec_width SPEC_N 3 8
 
+# Hardware guard (NVIDIA GeForce RTX 3090, sm 8.6): which KV dtypes each attention backend takes; none named, the engine picks one that takes it.
+pg_gpu_name='NVIDIA GeForce RTX 3090'
+pg_kv_backend=""
+case $pg_kv_backend in
+FLASH_ATTN) pg_kv_ok=(auto bfloat16 float16) ;;
+FLASHINFER) pg_kv_ok=(auto bfloat16 float16 fp8 fp8_e4m3 fp8_e5m2) ;;
+TRITON_ATTN) pg_kv_ok=(auto bfloat16 float16 fp8 fp8_e4m3 fp8_e5m2 int8_per_token_head) ;;
+"") pg_kv_ok=(auto bfloat16 float16 fp8 fp8_e4m3 fp8_e5m2 int8_per_token_head) ;;
+  *) pg_kv_ok=() ;;
+esac
+if ((${#pg_kv_ok[@]})) && [[ " ${pg_kv_ok[*]} " != *" ${KV_CACHE_DTYPE} "* ]]; then
+  pg_die 2 "KV_CACHE_DTYPE=${KV_CACHE_DTYPE} is not accepted by ${pg_kv_backend:-any attention backend} on $pg_gpu_name (takes: ${pg_kv_ok[*]}); refusing to boot"
+fi
 # GPU guard: tensor parallelism spreads the model over TP GPUs of this container; with fewer
 # visible the engine cannot start, so refuse before anything is loaded (unknown: no guard).
 if [[ -n ${CUDA_VISIBLE_DEVICES-} ]]; then
@@ -49,6 +64,10 @@ fi
 if ((pg_gpu_count > 0 && pg_gpu_count < TP)); then
   pg_die 2 "TP=$TP needs $TP GPUs, this container sees $pg_gpu_count; refusing to boot"
 fi
+# Weights: the engine loads them from the model folder (/root/.cache/huggingface, MODEL_DIR on
+# the host); a container started before `profilegen fetch` refuses here, naming where it
+# looked, instead of handing the engine a path that is not there.
+pg_weights folder /root/.cache/huggingface/qwen3.6-27b-fp8 'the model'"'"'s' qwen-27b-multi-max /root/.cache/huggingface
 pg_pre_args=()
 # NVLink (or PCIe peer-to-peer), forced or detected at boot; without it custom all-reduce is off.
 pg_nvlink_setup NVLINK_MODE

@@ -4,6 +4,8 @@
 # helpers.sh beside it. It checks every setting, applies the patches, then starts the engine.
 set -euo pipefail
 source "${BASH_SOURCE[0]%/*}/helpers.sh"
+# What it reads besides its tunables, each held to 4096 characters before it is used.
+pg_inputs CUDA_VISIBLE_DEVICES NCCL_P2P_LEVEL PYTORCH_CUDA_ALLOC_CONF API_KEY_FILE PROFILEGEN_PATCH_ROOT PROFILEGEN_PACKAGE_DIR
 
 # Tunables: NAME TYPE DEFAULT, then their bounds and choices; a typo fails loudly at boot.
 pg_tunable TP int 2
@@ -35,6 +37,13 @@ else
 fi
 if ((pg_gpu_count > 0 && pg_gpu_count < TP)); then
   pg_die 2 "TP=$TP needs $TP GPUs, this container sees $pg_gpu_count; refusing to boot"
+fi
+# Weights: the engine loads them from the model folder (/models, MODEL_DIR on
+# the host); a container started before `profilegen fetch` refuses here, naming where it
+# looked, instead of handing the engine a path that is not there.
+pg_weights folder /models/qwen3.6-27b-autoround-int4 'the model'"'"'s' qwen36-27b-dual-eagle3 /models
+if ((SPEC_N > 0)); then
+  pg_weights folder /models/qwen3.6-27b-prism-eagle3/compressed 'the drafter'"'"'s' qwen36-27b-dual-eagle3 /models ', or SPEC=off to serve without drafting'
 fi
 pg_pre_args=()
 # NVLink (or PCIe peer-to-peer), forced or detected at boot; without it custom all-reduce is off.

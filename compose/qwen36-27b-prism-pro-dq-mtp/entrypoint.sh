@@ -4,6 +4,8 @@
 # helpers.sh beside it. It checks every setting, applies the patches, then starts the engine.
 set -euo pipefail
 source "${BASH_SOURCE[0]%/*}/helpers.sh"
+# What it reads besides its tunables, each held to 4096 characters before it is used.
+pg_inputs CUDA_VISIBLE_DEVICES NCCL_P2P_LEVEL PYTORCH_CUDA_ALLOC_CONF API_KEY_FILE PROFILEGEN_PATCH_ROOT PROFILEGEN_PACKAGE_DIR
 
 # Tunables: NAME TYPE DEFAULT, then their bounds and choices; a typo fails loudly at boot.
 pg_tunable CTX_SIZE int 122880
@@ -32,6 +34,10 @@ pg_ranges
 # Speculative decoding: SPEC_N sets the draft width, SPEC=off forces 0 (see helpers.sh).
 pg_spec_width SPEC_N 4 8
 
+# Weights: the engine loads them from the model folder (/models, MODEL_DIR on
+# the host); a container started before `profilegen fetch` refuses here, naming where it
+# looked, instead of handing the engine a path that is not there.
+pg_weights file /models/qwen3.6-27b-gguf/ex0bit-prism-pro-dq/Qwen3.6-27B-PRISM-PRO-DQ.gguf 'the model'"'"'s' qwen36-27b-prism-pro-dq-mtp /models
 pg_pre_args=()
 # API key: API_KEY_FILE (a file in the container, such as a mounted secret) or else API_KEY.
 # It reaches the engine in a file only this user can read, never on its command line or in a log.

@@ -14,18 +14,28 @@ pg_say() { printf 'profilegen: %s\n' "$*" >&2; }
 
 # Tunables: NAME takes DEFAULT when unset or empty, and must then be of TYPE (int, float,
 # word, bool, path or text), so that a typo fails loudly at boot. The types are patterns
-# (bash's extended globs, which [[ == ]] always takes): a match costs no regex compiled.
+# (bash's extended globs, which [[ == ]] always takes): a match costs no regex compiled. A
+# value's length is capped first (by type): bash matches a pattern by recursion,
+# character by character, so ~100 KB would overflow its stack (a segfault, without a word)
+# and a long number takes seconds. A number set at boot must also be finite (pg_ranges).
 pg_tunable() {
-  local name=$1 kind=$2
+  local name=$1 kind=$2 value most
   [[ -n ${!name-} ]] || printf -v "$name" '%s' "$3"
-  [[ ${!name} == "$3" ]] || pg_changed+="$name "
-  pg_check "$name" "$kind"
-}
-# The tunables set to something other than their default. Only their bounds are checked: a
-# default is the registry's own value, checked against the same bounds when it was loaded.
-pg_changed=' '
-pg_check() {
-  local name=$1 kind=$2 value=${!1-}
+  value=${!name}
+  case $kind in
+    int) most=64 ;;
+    float) most=64 ;;
+    bool) most=64 ;;
+    word) most=1024 ;;
+    path) most=4096 ;;
+    text) most=4096 ;;
+    *) most=4096 ;;
+  esac
+  ((${#value} <= most)) || pg_too_long "$name" "$most" "${#value}"
+  if [[ $value != "$3" ]]; then
+    pg_changed+="$name "
+    [[ $kind != int && $kind != float ]] || pg_numbers+=("$name")
+  fi
   case $kind in
     int) [[ $value == ?(-)+([0-9]) ]] || pg_die 1 "$name must be a whole number, got '$value'" ;;
     float) [[ $value == ?(-)@(+([0-9])?(.*([0-9]))|.+([0-9]))?([eE]?([-+])+([0-9])) ]] || pg_die 1 "$name must be a number, got '$value'" ;;
@@ -38,6 +48,32 @@ pg_check() {
       esac ;;
     *) ;;
   esac
+}
+# The tunables set to something other than their default, and those of them that are numbers.
+# Only their bounds are checked: a default is the registry's own value, checked against the
+# same bounds when it was loaded.
+pg_changed=' '
+pg_numbers=()
+pg_too_long() { pg_die 1 "$1 must be at most $2 characters long, got $3"; }
+# Other variables the entrypoint reads, each held to 4096 characters before it is used.
+pg_inputs() {
+  local name value
+  for name in "$@"; do
+    value=${!name-}
+    ((${#value} <= 4096)) || pg_too_long "$name" 4096 "${#value}"
+  done
+}
+# pg_finite NAME VALUE: a number must be finite, at most 9,007,199,254,740,992 in size (the
+# registry's own cap), and 0 or at least 1e-37; worked out on its digits (pg_decimal),
+# so that no exponent can overflow.
+pg_finite() {
+  local int frac
+  pg_decimal "$2"
+  int=${pg_dec[1]} frac=${pg_dec[2]}
+  if ((${#int} > 16)) || { ((${#int} == 16)) && [[ 10#$int -gt 9007199254740992 || (10#$int -eq 9007199254740992 && -n $frac) ]]; }; then
+    pg_die 1 "$1 must be a finite number at most 9,007,199,254,740,992 in size, got '$2'"
+  fi
+  [[ ${pg_dec[0]} == 0 || -n $int || $frac != 0000000000000000000000000000000000000* ]] || pg_die 1 "$1 must be 0 or at least 1e-37 in size, got '$2'"
 }
 # Numbers are compared as decimals, in bash itself (no awk: an image without it must not skip
 # a bound). pg_compare A B sets pg_cmp to -1, 0 or 1. Most numbers fit six decimals and twelve
@@ -58,11 +94,13 @@ pg_decimal() {
   if [[ $v == -* ]]; then sign=-1 v=${v#-}; fi
   if [[ $v == *[eE]* ]]; then
     e=${v#*[eE]} v=${v%%[eE]*}
-    if [[ $e == -* ]]; then e=$((-10#${e#-})); else e=$((10#${e#+})); fi
+    if [[ $e == -* ]]; then n=-1; else n=1; fi
+    e=${e#[-+]}
+    e=${e#"${e%%[!0]*}"}
     # Past 400 places a bound is beyond any tunable's reach: the value only has to stay large
-    # (or tiny), not exact.
-    ((e <= 400)) || e=400
-    ((e >= -400)) || e=-400
+    # (or tiny), not exact (and an exponent of many digits is never read as a number).
+    if ((${#e} > 3)) || ((10#${e:-0} > 400)); then e=400; fi
+    e=$((n * 10#${e:-0}))
   fi
   int=${v%%.*} frac=
   if [[ $v == *.* ]]; then frac=${v#*.}; fi
@@ -119,8 +157,9 @@ pg_bounds=()
 pg_range() {
   [[ $pg_changed != *" $1 "* ]] || pg_bounds+=("$1" "${!1-}" "$2" "$3" "$4" "$5" "$6")
 }
+# The domains first, then every number set must be finite (pg_finite).
 pg_ranges() {
-  local at low high
+  local at low high name
   for ((at = 0; at < ${#pg_bounds[@]}; at += 7)); do
     low=${pg_bounds[at + 2]} high=${pg_bounds[at + 4]}
     if [[ $low != - ]]; then
@@ -132,6 +171,7 @@ pg_ranges() {
       ((pg_cmp < 0)) || [[ $high == le && $pg_cmp == 0 ]] || pg_out_of_range "$at"
     fi
   done
+  for name in ${pg_numbers[@]+"${pg_numbers[@]}"}; do pg_finite "$name" "${!name}"; done
 }
 pg_out_of_range() {
   pg_die 1 "${pg_bounds[$1]} must be ${pg_bounds[$1 + 6]}, got '${pg_bounds[$1 + 1]}'"
@@ -151,6 +191,9 @@ pg_oneof() {
 pg_spec_width() {
   local name=$1 default=$2 maximum=$3 width
   width=${!name-}
+  ((${#width} <= 64)) || pg_too_long "$name" 64 "${#width}"
+  local spec=${SPEC-}
+  ((${#spec} <= 64)) || pg_too_long SPEC 64 "${#spec}"
   [[ -n $width ]] || width=$default
   case ${SPEC-} in
     off | OFF | Off | false | no | 0) width=0 ;;
@@ -236,14 +279,38 @@ pg_nvlink_setup() {
 
 # The API key: API_KEY_FILE (a file in the container, such as a mounted secret) or else
 # API_KEY, read into pg_api_key; both variables are unset so that no process started later
-# inherits them.
+# inherits them. The file is read by the shell itself, at most one character past the cap
+# (its line breaks at the end dropped). A key is one line of printable characters: a line
+# break in llama-server's key file makes each line a key of its own, and no HTTP header
+# carries a control character. Neither refusal shows the key.
 pg_read_api_key() {
+  local from=API_KEY
   if [[ -n ${API_KEY_FILE:-} ]]; then
     [[ -f $API_KEY_FILE && -r $API_KEY_FILE ]] || pg_die 1 "API_KEY_FILE=$API_KEY_FILE is not a readable file"
-    API_KEY=$(<"$API_KEY_FILE")
+    from="the key in API_KEY_FILE"
+    API_KEY=
+    read -r -N 4097 API_KEY <"$API_KEY_FILE" || :
+    while [[ ${API_KEY: -1} == $'\n' ]]; do API_KEY=${API_KEY%?}; done
   fi
   pg_api_key=${API_KEY:-}
   unset API_KEY API_KEY_FILE
+  ((${#pg_api_key} <= 4096)) || pg_die 1 "$from is longer than 4096 characters; refusing to boot"
+  [[ $pg_api_key != *[[:cntrl:]]* ]] || pg_die 1 "$from holds a control character (a line break, a tab or the like): a key is one line of printable characters; refusing to boot"
+}
+
+# The weights: pg_weights file|folder PATH WHOSE PROFILE MOUNT [HINT]. The engine loads PATH,
+# a file (GGUF) or a folder holding config.json; without it the boot is refused, naming the
+# folder looked in and the command that downloads them into the host folder mounted at MOUNT.
+pg_weights() {
+  local missing
+  if [[ $1 == file ]]; then
+    [[ ! -f $2 ]] || return 0
+    missing="${2##*/} is not in ${2%/*}"
+  else
+    [[ ! -f $2/config.json ]] || return 0
+    missing="$2 holds no config.json"
+  fi
+  pg_die 1 "$3 weights are missing: $missing; download them with \`profilegen fetch $4 --model-dir DIR\`, DIR being the host folder mounted at $5 (MODEL_DIR)${6-}; refusing to boot"
 }
 
 # Patches: each mounted file is verified against its pinned sha256 before anything is
