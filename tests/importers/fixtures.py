@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -203,3 +204,14 @@ def commit(repo: Path, files: dict[str, str], message: str) -> str:
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", message)
     return git(repo, "rev-parse", "HEAD")
+
+
+REAL = Path(__file__).resolve().parents[2]
+
+
+def empty_registry(root: Path) -> Path:
+    """An empty registry at `root`: the GPU the rigs need and the schemas."""
+    (root / "registry" / "gpus").mkdir(parents=True)
+    shutil.copy(REAL / "registry/gpus/rtx-3090.yaml", root / "registry/gpus/rtx-3090.yaml")
+    shutil.copytree(REAL / "schema", root / "schema")
+    return root

@@ -3,7 +3,6 @@ upstream-shaped catalogue written for these tests, each with the file and line i
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +10,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from .fixtures import REGISTRY, VLLM_COMPOSE, base_files, commit
-from .test_club3090 import REAL, run, snapshot
+from .test_club3090 import run, snapshot
 
 # Lines counted from 1: the statements sit at the lines the assertions name.
 DUAL_PAGE = """\
@@ -38,16 +37,6 @@ EFFECT = (
     "workers can die under sustained multi-turn traffic (an out-of-bounds write in the GDN "
     "speculative-decoding path)"
 )
-
-
-@pytest.fixture
-def target(tmp_path: Path) -> Path:
-    """An empty registry: the GPU the rigs need and the schemas."""
-    root = tmp_path / "ours"
-    (root / "registry" / "gpus").mkdir(parents=True)
-    shutil.copy(REAL / "registry/gpus/rtx-3090.yaml", root / "registry/gpus/rtx-3090.yaml")
-    shutil.copytree(REAL / "schema", root / "schema")
-    return root
 
 
 def _catalogue(tmp_path: Path, files: dict[str, str]) -> tuple[Path, str]:

@@ -14,7 +14,7 @@ from ruamel.yaml import YAML
 
 from tests.support.cli import Run, invoke_in
 
-from .fixtures import LLAMA_COMPOSE, VLLM_COMPOSE, base_files, commit
+from .fixtures import LLAMA_COMPOSE, VLLM_COMPOSE, base_files, commit, empty_registry
 
 REAL = Path(__file__).resolve().parents[2]
 SVG = "{http://www.w3.org/2000/svg}"
@@ -76,10 +76,7 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> Imported:
     tmp = tmp_path_factory.mktemp("benchmarks")
     repo = tmp / "club-3090"
     rev = commit(repo, files(), "catalogue")
-    root = tmp / "ours"
-    (root / "registry" / "gpus").mkdir(parents=True)
-    shutil.copy(REAL / "registry/gpus/rtx-3090.yaml", root / "registry/gpus/rtx-3090.yaml")
-    shutil.copytree(REAL / "schema", root / "schema")
+    root = empty_registry(tmp / "ours")
     return Imported(repo, rev, root, run(root, "import", "club3090", str(repo), "--rev", rev))
 
 

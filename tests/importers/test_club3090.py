@@ -27,16 +27,6 @@ def upstream(tmp_path: Path) -> tuple[Path, str]:
     return repo, commit(repo, files, "catalogue")
 
 
-@pytest.fixture
-def target(tmp_path: Path) -> Path:
-    """An empty registry: the GPU the rigs need and the schemas."""
-    root = tmp_path / "ours"
-    (root / "registry" / "gpus").mkdir(parents=True)
-    shutil.copy(REAL / "registry/gpus/rtx-3090.yaml", root / "registry/gpus/rtx-3090.yaml")
-    shutil.copytree(REAL / "schema", root / "schema")
-    return root
-
-
 def run(root: Path, *args: str) -> Run:
     return invoke_in(root, *args)
 

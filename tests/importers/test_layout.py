@@ -7,7 +7,7 @@ from pathlib import Path
 from profilegen.importers.emit import document
 from profilegen.importers.layout import carry_comments, styles
 
-from .test_club3090 import run, target, upstream  # noqa: F401 (fixtures)
+from .test_club3090 import run, upstream  # noqa: F401 (fixtures)
 
 OLD = """\
 # yaml-language-server: $schema=../../schema/model.schema.json

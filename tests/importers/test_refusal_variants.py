@@ -10,7 +10,6 @@ from pathlib import Path
 from .fixtures import DRAFTER, REGISTRY, VLLM_COMPOSE, base_files
 from .test_club3090 import run, snapshot
 from .test_refusals import _catalogue, _line, _refused
-from .test_refusals import target as target  # noqa: F401 (fixture)
 
 DRAFTERS = "scripts/lib/profiles/drafters/tiny-mtp.yml"
 REG = "scripts/lib/profiles/registry.yaml"

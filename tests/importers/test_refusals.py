@@ -10,21 +10,11 @@ from pathlib import Path
 import pytest
 
 from .fixtures import MODEL, VLLM_COMPOSE, base_files, git, write_tree
-from .test_club3090 import REAL, run, snapshot
+from .test_club3090 import run, snapshot
 
 COMPOSE = "models/tiny-9b/vllm/compose/dual/int4/mtp.yml"
 FOLDER = "models/tiny-9b/vllm/patches/tiny-fix"
 MODELS = "scripts/lib/profiles/models/tiny-9b.yml"
-
-
-@pytest.fixture
-def target(tmp_path: Path) -> Path:
-    """An empty registry: the GPU the rigs need and the schemas."""
-    root = tmp_path / "ours"
-    (root / "registry" / "gpus").mkdir(parents=True)
-    shutil.copy(REAL / "registry/gpus/rtx-3090.yaml", root / "registry/gpus/rtx-3090.yaml")
-    shutil.copytree(REAL / "schema", root / "schema")
-    return root
 
 
 def _line(text: str, needle: str) -> int:
