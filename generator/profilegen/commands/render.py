@@ -252,9 +252,7 @@ def _refuse_links(root: Path, plan: dict[str, bytes], tops: tuple[str, ...], k8s
     from ..generated.links import GENERATED_FOLDERS, link_findings, links
     from ..generated.tree import K8S_DIR
 
-    folders = [
-        f for f in GENERATED_FOLDERS if f.split("/")[0] in tops and (f != K8S_DIR or k8s)
-    ]
+    folders = [f for f in GENERATED_FOLDERS if f.split("/")[0] in tops and (f != K8S_DIR or k8s)]
     found = links(root, folders, plan)
     if found:
         raise RegistryError(link_findings(found))
