@@ -187,3 +187,14 @@ def test_fits_names_the_largest_context_that_would_start(
     assert "at 96k x1: does not start as it renders; would at that context and sequences" in (
         " ".join(lines)
     )
+
+
+def test_a_profile_seen_serving_on_these_cards_is_not_called_unfit(invoke: Invoke) -> None:
+    """qwen38-27b-dual-ultrafast was benched on two 3090s at its own settings; fit predicts a
+    pool 5% short of its context. The measurement overrules the prediction, as in check."""
+    rows = {r["id"]: r for r in rows_of(invoke, "--rig", "2x3090")}
+    fit = rows["qwen38-27b-dual-ultrafast"]["fit"]
+    assert (fit["boots"], fit["fits"]) == (False, True)
+    assert fit["verdict"] == "yes: seen serving here (fit predicts no)"
+    # Where nothing was measured at its settings, the prediction stands.
+    assert rows["gemma-31b-dual"]["fit"]["verdict"] == "no: does not boot"

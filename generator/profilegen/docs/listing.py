@@ -109,7 +109,12 @@ def fit_verdict(
         "max_concurrency": round(r.max_concurrency, 2),
         "fits": r.boots and r.within_policy,
     }
-    if not r.boots:
+    if not r.boots and r.within_policy and _served_on(registry, profile, rig):
+        # A boot on these cards at the profile's settings overrules the prediction, as in
+        # check (fit-capacity, not fit-boots): the measured speed beside it says so.
+        out["fits"] = True
+        verdict = "yes: seen serving here (fit predicts no)"
+    elif not r.boots:
         verdict = "no: does not boot"
     elif not r.within_policy:
         verdict = "no: over the rig's policy"
@@ -119,6 +124,18 @@ def fit_verdict(
         # It starts; its sequences share a pool that holds fewer full-length requests.
         verdict = f"yes, {r.max_concurrency:.2g} of {r.max_num_seqs} at full length"
     return {**out, "verdict": verdict}
+
+
+def _served_on(registry: Registry, profile: Profile, rig: Rig) -> bool:
+    """A bench with a decode figure, or a logged boot, of the profile at its own settings on
+    these cards."""
+    for ev in profile.evidence:
+        other = registry.rigs.get(ev.rig)
+        here = ev.rig == rig.id or (other is not None and same_cards(other, rig))
+        ran = (ev.method == "bench" and has_decode(ev)) or bool(ev.measured.boots)
+        if here and ran and not ev.settings.model_dump(exclude_none=True):
+            return True
+    return False
 
 
 def speed_on(registry: Registry, profile: Profile, rig: Rig) -> dict[str, Any] | None:

@@ -213,7 +213,11 @@ def _fit_cell(fit: dict[str, Any], reasons: list[str], wide: bool, asked: tuple[
         return verdict
     if "needs_gpus" in fit:
         return f"no: {fit['needs_gpus']} GPUs"
-    short = {"no: does not boot": "no: memory", "no: over the rig's policy": "no: policy"}
+    short = {
+        "no: does not boot": "no: memory",
+        "no: over the rig's policy": "no: policy",
+        "yes: seen serving here (fit predicts no)": "yes: seen",
+    }
     if verdict in short:
         return short[verdict]
     m = _SHARE.match(verdict)
