@@ -10,6 +10,7 @@ the paths it names: explain shows a container whose weights were fetched.
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 from collections.abc import Collection, Iterable, Mapping
@@ -62,13 +63,18 @@ def compose_layout(
 def weights_paths(scripts: Iterable[str]) -> list[str]:
     """The files the scripts' weights guards look for: a GGUF file itself, a folder's
     config.json."""
+    return list(dict.fromkeys(p for script in scripts for p in _script_weights(script)))
+
+
+@functools.lru_cache(maxsize=256)
+def _script_weights(script: str) -> tuple[str, ...]:
+    """One script's weights paths (every scenario of a profile runs the same script)."""
     paths = []
-    for script in scripts:
-        for match in _WEIGHTS.finditer(script):
-            words = shlex.split(match.group(1))
-            if len(words) >= 2 and words[0] in ("file", "folder"):
-                paths.append(words[1] if words[0] == "file" else f"{words[1]}/config.json")
-    return list(dict.fromkeys(paths))
+    for match in _WEIGHTS.finditer(script):
+        words = shlex.split(match.group(1))
+        if len(words) >= 2 and words[0] in ("file", "folder"):
+            paths.append(words[1] if words[0] == "file" else f"{words[1]}/config.json")
+    return tuple(paths)
 
 
 def lay_out_weights(
