@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from profilegen.facts.judge import judge_argv
+from profilegen.hub.fetched import FETCHED_NAME, Fetched
 from profilegen.hub.verify import RECORD_NAME, Record
 from profilegen.importers.club3090.envmap import template_kwargs
 from profilegen.importers.club3090.flags import CONVERT
@@ -151,3 +152,13 @@ def test_deep_json_in_an_imported_catalogue_is_not_taken_for_json(tmp_path: Path
     assert template_kwargs(deep) == {}
     with pytest.raises(ValueError, match="nested deeper than 64 levels"):
         CONVERT["json"]([deep])
+
+
+def test_the_fetched_record_is_read_bounded_and_never_waited_on(tmp_path: Path) -> None:
+    """`MODEL_DIR/.profilegen-fetched.json` is read as the verified-files record is: a deep
+    document or a FIFO in its place is no record (it was a RecursionError, or a hang)."""
+    (tmp_path / FETCHED_NAME).write_text("[" * 2000 + "]" * 2000)
+    assert Fetched(tmp_path).artifacts == {}
+    (tmp_path / FETCHED_NAME).unlink()
+    os.mkfifo(tmp_path / FETCHED_NAME)
+    assert Fetched(tmp_path).artifacts == {}

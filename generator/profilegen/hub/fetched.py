@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..lockfile.paths import inside, name_problem
+from ..registry.safejson import load_json_file
 from ..write import write_atomic
 from .verify import Record
 
@@ -30,12 +31,13 @@ class Fetched:
         self.path = model_dir / FETCHED_NAME
         self.artifacts: dict[str, dict[str, Any]] = {}
         self.changed = False
+        # Read as the verified-files record is: bounded, a regular file only (a FIFO there is
+        # never waited on, a 2,000-deep document is not a RecursionError).
         with contextlib.suppress(OSError, ValueError):
-            if self.path.stat().st_size <= MAX_FETCHED:
-                data = json.loads(self.path.read_text(encoding="utf-8"))
-                if isinstance(data, dict) and data.get("version") == FETCHED_VERSION:
-                    table = data.get("artifacts")
-                    self.artifacts = table if isinstance(table, dict) else {}
+            data = load_json_file(self.path, MAX_FETCHED)
+            if isinstance(data, dict) and data.get("version") == FETCHED_VERSION:
+                table = data.get("artifacts")
+                self.artifacts = table if isinstance(table, dict) else {}
 
     def held(self, key: str) -> tuple[str | None, dict[str, str]]:
         """The commit and the sha256 of each file recorded for artifact `key`."""
