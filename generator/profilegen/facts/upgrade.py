@@ -15,14 +15,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, UsageError
-from ..explain.core import Explanation, explain
-from ..explain.scenarios import scenarios_for
+from ..explain.core import Explanation
+from ..explain.scenarios import explain_profiles
 from ..model import Engine, Profile
 from ..model.facts import EngineFacts
 from ..registry import Registry
 from ..registry.enginefacts import facts_path
 from ..registry.files import MAX_REGISTRY_FILE, read_inside
-from ..render import render_profile
+from ..render import Rendered, render_profile
 from ..write import write_files
 from .engine import FAMILIES, dump, release_of
 from .judge import judge_argv, judge_env, server_words
@@ -90,23 +90,32 @@ def new_engine_id(engine: Engine, version: str) -> str:
 
 
 def compare(registry: Registry, engine: Engine, new: EngineFacts, offline: bool) -> list[Verdict]:
-    """Each profile of `engine` judged by the new release (`new`, its facts)."""
+    """Each profile of `engine` judged by the new release (`new`, its facts). Every scenario
+    of every profile is explained in one batch (a few boxes), not in a box of its own."""
     old = registry.facts.get(engine.id)
     verdicts = {p.id: Verdict(p.id) for p in registry.concrete_profiles() if p.engine == engine.id}
+    rendered = {pid: render_profile(registry, registry.profiles[pid]) for pid in verdicts}
+    explained = explain_profiles(registry, rendered)
     for pid, verdict in verdicts.items():
-        _arguments(registry, registry.profiles[pid], old, new, verdict)
+        _arguments(
+            registry, registry.profiles[pid], rendered[pid], explained[pid], old, new, verdict
+        )
     _patches(registry, engine, new, list(verdicts), offline, verdicts)
     return [verdicts[pid] for pid in sorted(verdicts)]
 
 
 def _arguments(
-    registry: Registry, p: Profile, old: EngineFacts | None, new: EngineFacts, verdict: Verdict
+    registry: Registry,
+    p: Profile,
+    rendered: Rendered,
+    runs: list[Explanation],
+    old: EngineFacts | None,
+    new: EngineFacts,
+    verdict: Verdict,
 ) -> None:
-    rendered = render_profile(registry, p)
     prefixes = FAMILIES[registry.engines[p.engine].kind].ENV_PREFIXES
     passed: set[str] = set()
-    for scenario in scenarios_for(registry, p, rendered):
-        run_: Explanation = explain(registry, p, scenario, rendered)
+    for run_ in runs:
         if not run_.launched:
             continue
         argv = server_words(rendered, run_.argv)
