@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import tarfile
 from pathlib import Path
 
@@ -47,6 +48,12 @@ def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     assert text.count(old) == 1
     profile.write_text(text.replace(old, "patches: [vllm-tiny-vendored]"))
     cache = tmp_path / "cache"
+    # The session's results (renders, explain runs: content-addressed) are shared; the patch
+    # files and release sources are this cache's own.
+    results = Path(os.environ["PROFILEGEN_CACHE"]) / "results"
+    results.mkdir(parents=True, exist_ok=True)
+    cache.mkdir()
+    (cache / "results").symlink_to(results)
     monkeypatch.setenv("PROFILEGEN_CACHE", str(cache))
     monkeypatch.setenv("PROFILEGEN_OFFLINE", "1")
     provenance = open_registry(repo).facts[ENGINE].provenance
