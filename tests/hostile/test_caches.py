@@ -54,28 +54,60 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "cache"
 
 
-@pytest.fixture
-def tiny(tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The base registry with its patch file fetched by URL (kept beside it, not in it; locked
-    with another cache that holds it, so that the test's own starts empty)."""
-    root = tmp_path / "tiny"
+@pytest.fixture(scope="module")
+def tiny_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The base registry with its patch file fetched by URL (kept beside it, as fix.patch, not
+    in it; locked with another cache that holds it, so that the tests' own start empty). No
+    run writes into it: the module's tests share it."""
+    folder = tmp_path_factory.mktemp("tiny")
+    root = folder / "tiny"
     shutil.copytree(BASE, root)
     path = root / PATCH
     text = path.read_text(encoding="utf-8")
     remote = '  kind: remote\n  base_url: "https://patches.invalid/tiny-fix/"\n'
     path.write_text(text.replace("  kind: vendored\n", remote), encoding="utf-8")
     content = (root / PATCH_FILE).read_bytes()
-    (tmp_path / "fix.patch").write_bytes(content)
+    (folder / "fix.patch").write_bytes(content)
     shutil.rmtree(root / "registry" / "patches" / "files")
-    with monkeypatch.context() as patch:
-        patch.setenv("PROFILEGEN_CACHE", str(tmp_path / "lock-cache"))
-        blob = tmp_path / "lock-cache" / "blobs" / "sha256" / hashlib.sha256(content).hexdigest()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PROFILEGEN_CACHE", str(folder / "lock-cache"))
+        blob = folder / "lock-cache" / "blobs" / "sha256" / hashlib.sha256(content).hexdigest()
         blob.parent.mkdir(parents=True)
         blob.write_bytes(content)
         for args in (("schema",), ("lock", "--offline")):
             run = invoke_in(root, *args)
             assert run.code == 0, run.text
     return root
+
+
+@pytest.fixture
+def tiny(tiny_root: Path, cache: Path, tmp_path: Path) -> Path:
+    """The shared registry, with this test's own cache and a copy of the patch file at
+    tmp_path / "fix.patch"."""
+    shutil.copyfile(tiny_root.parent / "fix.patch", tmp_path / "fix.patch")
+    return tiny_root
+
+
+@pytest.fixture(scope="module")
+def filled(tiny_root: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Run]]:
+    """A cache and its key, filled from empty by RUNS (each a process of its own), and what
+    each run said: tests start from a copy instead of running them again."""
+    folder = tmp_path_factory.mktemp("filled")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PROFILEGEN_CACHE", str(folder / "cache"))
+        patch.setenv("PROFILEGEN_STATE", str(folder / "state"))
+        patch.delenv("PROFILEGEN_NO_CACHE", raising=False)
+        clean = [_run(tiny_root, *args) for args in RUNS]
+    return folder, clean
+
+
+def _fill(filled: tuple[Path, list[Run]], cache: Path) -> list[Run]:
+    """This test's cache and key (PROFILEGEN_STATE, beside the cache) as RUNS left them from
+    empty; what each run said."""
+    folder, clean = filled
+    shutil.copytree(folder / "cache", cache, dirs_exist_ok=True)
+    shutil.copytree(folder / "state", cache.parent / "state", dirs_exist_ok=True)
+    return clean
 
 
 def _run(root: Path, *args: str) -> Run:
@@ -103,8 +135,10 @@ def _plant(cache: Path, marker: Path, head: bytes, mac: bytes) -> None:
             entry.write_bytes(head + entry.name.encode() + b"\n" + mac + touch)
 
 
-def test_a_planted_cache_entry_never_runs_code(tiny: Path, cache: Path, tmp_path: Path) -> None:
-    clean = [_run(tiny, *args) for args in RUNS]
+def test_a_planted_cache_entry_never_runs_code(
+    tiny: Path, cache: Path, tmp_path: Path, filled: tuple[Path, list[Run]]
+) -> None:
+    clean = _fill(filled, cache)
     assert [run.code for run in clean] == [0, 0, 1, 0], [run.err for run in clean]
     assert any(p.parent.name == "jinja" for p in _entries(cache))
     marker = tmp_path / "code-ran"
@@ -153,7 +187,10 @@ def _fifo(path: Path) -> None:
     os.mkfifo(path)
 
 
-def test_a_fifo_in_a_cache_is_never_waited_on(tiny: Path, cache: Path, tmp_path: Path) -> None:
+def test_a_fifo_in_a_cache_is_never_waited_on(
+    tiny: Path, cache: Path, tmp_path: Path, filled: tuple[Path, list[Run]]
+) -> None:
+    clean = _fill(filled, cache)
     content = (tmp_path / "fix.patch").read_bytes()
     blob = cache / "blobs" / "sha256" / hashlib.sha256(content).hexdigest()
     _fifo(blob)
@@ -162,16 +199,17 @@ def test_a_fifo_in_a_cache_is_never_waited_on(tiny: Path, cache: Path, tmp_path:
     assert run.code == 1
     assert "  tiny-fix/fix.patch (sha256 dd5d0074ae46…): not in the cache (offline)\n" in run.err
     assert not out.exists()
-    clean = [_run(tiny, *args) for args in RUNS]
     for entry in _entries(cache):
         _fifo(entry)
     again = [_run(tiny, *args) for args in RUNS]  # each bounded: a wait fails the test
     assert [(r.code, r.out) for r in again] == [(r.code, r.out) for r in clean]
 
 
-def test_a_huge_file_in_a_cache_is_not_read(tiny: Path, cache: Path) -> None:
+def test_a_huge_file_in_a_cache_is_not_read(
+    tiny: Path, cache: Path, filled: tuple[Path, list[Run]]
+) -> None:
     """A sparse 8 GiB file at every entry: each run stays within 2 GiB of address space."""
-    clean = [_run(tiny, *args) for args in RUNS]
+    clean = _fill(filled, cache)
     for entry in _entries(cache):
         entry.unlink()
         with entry.open("wb") as handle:
