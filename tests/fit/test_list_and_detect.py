@@ -77,7 +77,7 @@ def test_list_fits_on_one_3090_shows_what_starts_there_and_nothing_retired(invok
     assert all(r["status"] != "retired" for r in rows.values())
     # Built for one 3090 with 256 sequences: it starts, its pool holds 1.6 full-length ones.
     gemma = rows["gemma-26ba4b-single"]["fit"]
-    assert gemma["verdict"].startswith("yes, 1.6 of 256 at full length") and gemma["boots"]
+    assert gemma["verdict"].startswith("yes, 1.1 of 256 at full length") and gemma["boots"]
     assert GGUF in rows and MTP not in rows  # INT4 weights alone overflow one card
     assert "tess-dual-mtp" not in rows  # two cards' split on one card
     text = invoke("list", "--rig", "1x3090", "--fits").stdout

@@ -1,7 +1,8 @@
 """Terms a prediction leaves out are named: in `fit`, its JSON and `fit calibration`.
 
-Gemma 4 on vLLM is the case the calibration shows: its vision tower is not the one the
-constants were fitted with, and its MTP assistant reads the target's KV cache.
+Gemma 4 on vLLM: its vision tower is not the one the constants were fitted with, so a release
+whose facts do not say how it profiles that tower leaves its peak out; and an MTP assistant
+that reads the target's KV cache has buffers only its own measured boots carry.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ import pytest
 from profilegen.fit.inputs import FitError, model_shape
 from profilegen.fit.options import FitOptions
 from profilegen.fit.predict import fit_profile
-from profilegen.fit.unmodelled import fitted_encoders
+from profilegen.fit.unmodelled import fitted_encoders, measured_assistants
 from profilegen.registry import Registry
 
 from .conftest import Invoke
 
-GEMMA = "gemma-bf16-mtp"  # Gemma 4 31B, its MTP assistant n=4, media allowed
+GEMMA = "gemma-bf16-mtp"  # Gemma 4 31B on v0.22.0, whose facts state how it profiles the tower
+BARE = "gemma-31b-dual"  # the same model on v0.27.1, whose facts say nothing of the tower
+ASSISTANT = "gemma-26ba4b-single"  # the 26B assistant, on no measured boot
 QWEN = "qwen-27b-dual-fast"  # Qwen3.6 27B: the tower the constants were fitted with
 
 
@@ -36,26 +39,36 @@ def test_the_constants_were_fitted_with_the_qwen_tower_only(registry: Registry) 
     assert fitted_encoders(registry) == {"qwen3-vl"}
 
 
-def test_gemma_names_its_encoder_and_its_assistant(registry: Registry) -> None:
-    assert _terms(registry, GEMMA) == ["vision encoder profiling", "assistant drafting buffers"]
+def test_a_tower_the_engine_facts_describe_is_modelled_not_named(registry: Registry) -> None:
+    assert _terms(registry, GEMMA) == []
+
+
+def test_a_release_without_the_towers_facts_names_it(registry: Registry) -> None:
+    assert _terms(registry, BARE) == ["vision encoder profiling"]
 
 
 def test_a_tower_the_constants_carry_is_not_unmodelled(registry: Registry) -> None:
     assert _terms(registry, QWEN) == []
 
 
+def test_an_assistant_on_a_measured_boot_carries_its_buffers(registry: Registry) -> None:
+    measured = measured_assistants(registry)
+    assert "gemma-it-assistant" in measured and "gemma-26b-it-assistant" not in measured
+    assert _terms(registry, ASSISTANT) == ["assistant drafting buffers"]
+
+
 @pytest.mark.parametrize(
     ("limits", "terms"),
     [
-        ({"image": 0, "video": 0}, ["assistant drafting buffers"]),
+        ({"image": 0, "video": 0}, []),
         # vLLM keeps its own limit for a medium the flag leaves out: video is still profiled.
-        ({"image": 0}, ["vision encoder profiling", "assistant drafting buffers"]),
+        ({"image": 0}, ["vision encoder profiling"]),
     ],
 )
 def test_media_limits_of_zero_take_the_encoder_out(
     registry: Registry, limits: dict[str, int], terms: list[str]
 ) -> None:
-    assert _terms(registry, GEMMA, limit_mm_per_prompt=limits) == terms
+    assert _terms(registry, BARE, limit_mm_per_prompt=limits) == terms
 
 
 def test_a_tower_the_model_does_not_name_is_said_so(registry: Registry) -> None:
@@ -72,32 +85,26 @@ def test_a_tower_the_model_does_not_name_is_said_so(registry: Registry) -> None:
 
 
 def test_fit_prints_each_term_and_its_remedy(invoke: Invoke) -> None:
-    text = invoke("fit", GEMMA).stdout
-    lines = [line for line in text.splitlines() if line.startswith("unmodelled: ")]
+    lines = [
+        line
+        for profile in (BARE, ASSISTANT)
+        for line in invoke("fit", profile).stdout.splitlines()
+        if line.startswith("unmodelled: ")
+    ]
     assert len(lines) == 2
     assert "not for its gemma4 tower" in lines[0]
     # The pinned release accepts --skip-mm-profiling (its facts say so): offered as a way out.
     assert "--skip-mm-profiling in serve.extra_args" in lines[0]
-    assert "gather the whole output layer on every card (2.62 GiB at 16 bits)" in lines[1]
+    assert "gather its own output layer (the vocabulary by its hidden size)" in lines[1]
+    assert "no measured boot of it is on record" in lines[1]
 
 
 def test_json_carries_the_terms(invoke: Invoke) -> None:
     import json
 
-    data = json.loads(invoke("fit", GEMMA, "--format", "json").stdout)
-    assert [u["term"] for u in data["unmodelled"]] == [
-        "vision encoder profiling",
-        "assistant drafting buffers",
-    ]
+    data = json.loads(invoke("fit", BARE, "--format", "json").stdout)
+    assert [u["term"] for u in data["unmodelled"]] == ["vision encoder profiling"]
     assert all(u["why"] for u in data["unmodelled"])
-
-
-def test_calibration_names_them_beside_the_records_that_are_off(invoke: Invoke) -> None:
-    text = invoke("fit", "calibration").stdout
-    row = next(line for line in text.splitlines() if line.startswith("g31-int4-v0220-bf16-mtp4 "))
-    assert row.endswith(
-        "+15.4%  off (unmodelled: vision encoder profiling, assistant drafting buffers)"
-    )
 
 
 def test_a_missing_vocabulary_says_where_it_comes_from(registry: Registry) -> None:

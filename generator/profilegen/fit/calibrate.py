@@ -170,6 +170,7 @@ def evidence_options(ev: Evidence, constants: fm.Constants = fm.DEFAULT_CONSTANT
         weights_bytes=s.weights_bytes,
         mmproj=s.mmproj,
         ubatch_size=s.ubatch_size,
+        booted_on=ev.date,
         constants=constants,
     )
 

@@ -26,6 +26,7 @@ from .inputs import (
     unloaded_head_bytes,
     weight_path,
 )
+from .media import vision_profile
 
 DENSE_V2_FAMILIES = {"qwen3": ("qwen3",), "llama-mistral-qwen3": ("qwen3", "llama", "mistral")}
 
@@ -135,6 +136,7 @@ def vllm_inputs(registry: Registry, t: Target, lock: Lock | None) -> fm.VllmInpu
         prefer_padding_sliding_window_groups="prefer-padding-sliding-window-groups" in effects,
         async_scheduling=env.async_scheduling,
         attention_backend=_backend(t),
+        vision=vision_profile(t, model),
         engine=vllm_facts(t.engine_entry, model, drafter),
         constants=t.constants,
     )

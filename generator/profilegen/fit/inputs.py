@@ -71,6 +71,8 @@ class Target:
     # Why the container refuses to boot at these settings (its guards: the KV dtype its
     # attention backend takes, the rig's utilization cap): fit never says FITS then.
     refused: tuple[str, ...] = ()
+    # The day a measured boot ran (a record's date): what an engine build did then.
+    booted_on: str | None = None
 
 
 def _locked_total(artifact: Artifact, key: str, lock: Lock | None) -> int | None:

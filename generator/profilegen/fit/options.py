@@ -8,7 +8,16 @@ from typing import Any
 from . import formulas as fm
 
 # Options that are not what-ifs on the envelope.
-_NOT_WHAT_IF = {"profile", "fmt", "calibration", "leave_one_out", "constants", "from_log", "record"}
+_NOT_WHAT_IF = {
+    "profile",
+    "fmt",
+    "calibration",
+    "leave_one_out",
+    "constants",
+    "from_log",
+    "record",
+    "booted_on",
+}
 # The settings a fit can vary (their canonical path, model/vocabulary.py) -> the option field.
 WHAT_IF_SETTINGS = {
     "envelope.tp": "tp",
@@ -58,6 +67,8 @@ class FitOptions:
     # MiB a display holds on the rig's first card (its compositor), in place of the rig's
     # own reservation; 0: none.
     reserve_mib: int | None = None
+    # The day a measured boot ran (a record's date), where fit predicts that boot.
+    booted_on: str | None = None
     fmt: str = "text"
     calibration: bool = False
     leave_one_out: bool = False

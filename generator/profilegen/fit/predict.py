@@ -269,7 +269,7 @@ def retarget(
         profile, rig, gpu, engine, env, weights, spec_n, capped, within, tuple(notes),
         engine_entry=entry, gpus=gpus, constants=opts.constants,
         weights_bytes=opts.weights_bytes, backend=opts.backend or "cuda",
-        mmproj=opts.mmproj is not False, refused=tuple(refused),
+        mmproj=opts.mmproj is not False, refused=tuple(refused), booted_on=opts.booted_on,
     )  # fmt: skip
 
 

@@ -10,28 +10,10 @@ from __future__ import annotations
 from ..families import fit_model
 from ..model.facts import EngineFacts
 from ..registry import Registry
-from ..units import GIB
+from .formulas import TOWERS
 from .inputs import Target
+from .media import SKIP_MM_PROFILING, modelled_facts, profiles_the_encoder
 from .options import Unmodelled
-
-SKIP_MM_PROFILING = "--skip-mm-profiling"
-ENCODED_MEDIA = ("image", "video")  # what a vision tower encodes
-
-
-def _profiles_the_encoder(t: Target) -> bool:
-    """Whether vLLM's profile run passes dummy media through the model's encoder: a vision
-    model served with media allowed, and no flag that skips the encoder's profiling."""
-    serve = t.profile.serve
-    if serve.language_model_only:
-        return False
-    # A medium the limits leave out keeps vLLM's own limit: only zeros switch it off.
-    limits = t.envelope.limit_mm_per_prompt or {}
-    if all(limits.get(medium) == 0 for medium in ENCODED_MEDIA):
-        return False
-    return not any(
-        word == SKIP_MM_PROFILING or word.startswith(f"{SKIP_MM_PROFILING}=")
-        for word in serve.extra_args
-    )
 
 
 def _remedy(facts: EngineFacts | None) -> str:
@@ -61,21 +43,36 @@ def vllm_unmodelled(registry: Registry, t: Target) -> list[Unmodelled]:
     return [*_encoder(registry, t), *_assistant(registry, t)]
 
 
+def measured_assistants(registry: Registry) -> frozenset[str]:
+    """Draft models that ran drafting in a counted boot whose pool calibration judges: their
+    drafting path's buffers are inside what those boots measured."""
+    found = set()
+    for profile in registry.concrete_profiles():
+        if profile.drafter is None:
+            continue
+        for ev in profile.evidence:
+            spec_on = ev.settings.spec_n != 0
+            if ev.calibration and ev.measured.kv_pool_tokens and spec_on:
+                found.add(profile.drafter.id)
+    return frozenset(found)
+
+
 def _assistant(registry: Registry, t: Target) -> list[Unmodelled]:
     """A draft model that keeps no KV of its own (it reads the target's): its weights are
-    counted, its drafting path's buffers are not."""
+    counted, its drafting path's buffers only where a measured boot of it carries them."""
     if t.profile.drafter is None or t.spec_n == 0:
         return []
     drafter = registry.drafters[t.profile.drafter.id]
     if drafter.method != "draft_model" or drafter.shape is None or drafter.shape.kv_layers:
         return []
-    arch = registry.models[t.profile.model].architecture
-    head = (arch.vocab_size or 0) * arch.hidden_size * 2
+    if drafter.id in registry.derived("measured_assistants", measured_assistants):
+        return []
     why = (
         f"the buffers of {drafter.id}'s drafting path: it reads the target's KV cache, and "
-        "its proposer may gather the whole output layer on every card "
-        f"({head / GIB:.2f} GiB at 16 bits) and capture graphs of its own; fit counts the "
-        "assistant's weights only, so the predicted pool is high by those buffers"
+        "its proposer may gather its own output layer (the vocabulary by its hidden size) on "
+        "every card and capture graphs of its own; no measured boot of it is on record, and "
+        "fit counts the assistant's weights only, so the predicted pool may be high by "
+        "those buffers"
     )
     return [Unmodelled("assistant drafting buffers", why)]
 
@@ -83,11 +80,13 @@ def _assistant(registry: Registry, t: Target) -> list[Unmodelled]:
 def _encoder(registry: Registry, t: Target) -> list[Unmodelled]:
     model = registry.models[t.profile.model]
     arch = model.architecture
-    if not arch.vision or not _profiles_the_encoder(t):
+    if not arch.vision or not profiles_the_encoder(t):
         return []
     known = registry.derived("fitted_encoders", fitted_encoders)
     if arch.vision_encoder in known:
         return []
+    if arch.vision_tower_params and arch.vision_encoder in TOWERS and modelled_facts(t, model):
+        return []  # fit/formulas/vision.py sizes it
     tower = (
         f"its {arch.vision_encoder} tower"
         if arch.vision_encoder

@@ -9,6 +9,7 @@ from pydantic import Field, StringConstraints, field_validator, model_validator
 
 from ..families import kinds
 from .common import EnvName, EnvSpec, Id, Strict, Text
+from .evidence import IsoDate
 from .tunable_values import value_problem
 
 # A command name, or an absolute path whose steps are names (no `.`, `..` or empty step).
@@ -49,6 +50,22 @@ class Tunable(Strict):
         return self
 
 
+class VisionEncoderProfile(Strict):
+    """How this build's profile run feeds one tower lineage its dummy media (fit/formulas/
+    vision.py): the peak it reaches is charged before the KV pool is sized."""
+
+    # per-item: one image or video frame per encoder call; chunked: as many as fit in
+    # min(free / 2, total / 10) by the one-hot lookup's size (vLLM's gemma4 _encoder_chunk).
+    batching: Literal["per-item", "chunked"]
+    # How the image's transformers looks patch positions up: a one-hot matrix (its int64
+    # one-hot and 16-bit copy set the peak) or an embedding lookup (no such transient).
+    position_lookup: Literal["one-hot", "lookup"]
+    # The date `batching` reached vLLM's main branch, where a nightly before it is on record:
+    # a boot measured earlier ran one item per call.
+    since: IsoDate | None = None
+    source: Text
+
+
 class EngineMemory(Strict):
     """How this build sizes its KV pool: the facts `fit` needs that change between versions.
 
@@ -82,6 +99,11 @@ class EngineMemory(Strict):
     # SGLang: --mem-fraction-static is the share of the free memory at start-up (after the
     # distributed init, before the weights) that weights and the KV pool may take.
     static_fraction_of: Literal["free-at-start"] | None = None
+    # Per tower lineage (architecture.vision_encoder): how the profile run encodes its media.
+    vision_encoders: dict[
+        Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9.-]{0,39}$")],
+        VisionEncoderProfile,
+    ] = Field(default_factory=dict)
     # Where these facts were read (release notes, source files at the tag).
     source: Text | None = None
 

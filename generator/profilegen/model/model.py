@@ -147,6 +147,9 @@ class Architecture(Strict):
     vision_encoder: (
         Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9.-]{0,39}$")] | None
     ) = None
+    # Parameters of the vision tower and its projector (16-bit in the checkpoint): an engine
+    # that does not shard the tower holds all of them on every rank.
+    vision_tower_params: PositiveInt | None = None
     dtype: Literal["bfloat16", "float16"] = "bfloat16"
     # config.json tie_word_embeddings: the output layer is the input embedding (a GGUF then
     # holds it once; llama.cpp keeps the embedding on the host and a copy on the GPU).

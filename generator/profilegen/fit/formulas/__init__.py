@@ -76,11 +76,15 @@ from .shapes import (
     VllmFit,
     VllmInputs,
 )
+from .vision import TOWERS, Tower, VisionProfile
 from .vllm import PoolSizer, allocator_slack, capture_sizes, persistent_buffers, predict_vllm
 from .vllm_pool import PoolLayout, pool_layout, tokens_for_blocks
 from .vllm_specs import pool_query
 
 __all__ = [
+    "TOWERS",
+    "Tower",
+    "VisionProfile",
     "PoolSizer",
     "pool_query",
     "WeightPlacement",

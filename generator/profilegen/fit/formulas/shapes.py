@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from .calibrated import DEFAULT_CONSTANTS, Constants
 from .common import DRIVER_RESERVED_BYTES
+from .vision import VisionProfile
 
 # --- inputs -------------------------------------------------------------------------------
 
@@ -191,6 +192,7 @@ class VllmInputs:
     prefer_padding_sliding_window_groups: bool = False
     async_scheduling: bool | None = None  # None: vLLM's default for the drafter
     attention_backend: str | None = None  # the backend that serves the KV (named or picked)
+    vision: VisionProfile | None = None  # a tower loaded and profiled as vision.py models it
     engine: VllmEngineFacts = field(default_factory=VllmEngineFacts)
     constants: Constants = DEFAULT_CONSTANTS
 

@@ -22,6 +22,7 @@ from .common import (
 )
 from .layers import activation_peak_bytes, weights_per_gpu
 from .shapes import VllmBudget, VllmFit, VllmInputs
+from .vision import encoder_peak_bytes, profile_batch, replicated_bytes
 from .vllm_pool import PoolLayout, needed_for_one_request, pool_layout, tokens_for_blocks
 from .vllm_specs import pool_query
 
@@ -83,7 +84,8 @@ def _weight_terms(inputs: VllmInputs) -> tuple[int, int]:
     target = inputs.weights_bytes - inputs.unloaded_weights_bytes
     if d is not None and d.embedded_in_target:
         target -= d.weights_bytes  # the head is counted as drafter, or not loaded at all
-    weights = weights_per_gpu(int(target * factor), inputs.tp, inputs.replicated_weights_bytes)
+    whole = inputs.replicated_weights_bytes + replicated_bytes(inputs.vision, inputs.tp)
+    weights = weights_per_gpu(int(target * factor), inputs.tp, whole)
     if not inputs.drafter_active or d is None:
         return weights, 0
     d_factor = factor if d.embedded_in_target else d.weight_vram_factor
@@ -129,6 +131,29 @@ def _profiler_extra(inputs: VllmInputs) -> int:
 # --- the prediction ----------------------------------------------------------------------
 
 
+def encoder_peak(inputs: VllmInputs, loaded: int) -> int:
+    """The vision encoder's profile-run transient (0: no tower modelled, or no media)."""
+    v = inputs.vision
+    batch = (
+        None
+        if v is None
+        else profile_batch(
+            v, inputs.max_num_batched_tokens, inputs.max_num_seqs, inputs.max_model_len
+        )
+    )
+    if v is None or batch is None:
+        return 0
+    total = inputs.gpu.cuda_total
+    return encoder_peak_bytes(v, batch, total - CUDA_CONTEXT_BYTES - loaded, total)
+
+
+def _activations(inputs: VllmInputs, loaded: int) -> int:
+    """The profile run's torch peak: the language model's forward, or the encoder's batch
+    where that is higher (they run one after the other)."""
+    lm = activation_peak_bytes(inputs.shape, inputs.tp, inputs.max_num_batched_tokens)
+    return max(lm, encoder_peak(inputs, loaded))
+
+
 def _budget(inputs: VllmInputs, n_sizes: int) -> tuple[dict[str, int], int]:
     """The charged terms, and what is resident outside vLLM's view."""
     weights, drafter = _weight_terms(inputs)
@@ -140,9 +165,7 @@ def _budget(inputs: VllmInputs, n_sizes: int) -> tuple[dict[str, int], int]:
     terms = {
         "weights": weights,
         "drafter": drafter,
-        "activations": activation_peak_bytes(
-            inputs.shape, inputs.tp, inputs.max_num_batched_tokens
-        ),
+        "activations": _activations(inputs, weights + drafter),
         "cuda_graphs": graphs,
         "runtime_overhead": inputs.constants.vllm_runtime_overhead,
         "profiler_extra": extra,
