@@ -16,7 +16,7 @@ def test_the_reference_profile_on_one_3090_says_why_nothing_fits(invoke: Invoke)
     run = invoke("fit", SEED, "--rig", "1x3090")
     assert run.exit_code == 1
     assert (
-        "would fit nothing: at 1,024 tokens with one sequence the rtx-3090 is 5,757 MiB short "
+        "would fit nothing: at 1,024 tokens with one sequence the rtx-3090 is 5,357 MiB short "
         "(weights 14.60 GiB, KV pool 8.38 GiB per GPU)"
     ) in run.output.splitlines()
 

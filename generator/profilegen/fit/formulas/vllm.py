@@ -96,15 +96,21 @@ def persistent_buffers(inputs: VllmInputs) -> int:
     """Buffers the runner and the drafter allocate outside model loading, per GPU.
 
     The runner keeps inputs_embeds (max_num_batched_tokens x hidden) for models that take
-    media; a drafter keeps the target hidden states it drafts from (one per tap) and, for
-    multimodal targets, its own inputs_embeds.
+    media. On the V1 runner a drafter keeps the target hidden states it drafts from (one per
+    tap) and, for multimodal targets, its own inputs_embeds; on the V2 runner a drafter keeps
+    one buffer of hidden states (the taps are combined before it: v1/worker/gpu/spec_decode
+    speculator.py), and a DFlash drafter takes no media (dflash/speculator.py).
     """
     shape = inputs.shape
     row = inputs.max_num_batched_tokens * shape.hidden_size * ACTIVATION_DTYPE_BYTES
     rows = 1 if shape.multimodal else 0
     d = inputs.drafter
     if inputs.drafter_active and d is not None:
-        rows += d.hidden_taps + (1 if shape.multimodal else 0)
+        media = 1 if shape.multimodal else 0
+        if inputs.engine.v2_runner:
+            rows += 1 + (0 if d.kind == "dflash" else media)
+        else:
+            rows += d.hidden_taps + media
     return rows * row
 
 
