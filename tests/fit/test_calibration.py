@@ -53,7 +53,10 @@ MEASUREMENTS = {
 }
 # Boots of a family fit does not yet explain, kept as evidence so the gap stays visible
 # (docs/FIT.md, "Known gaps"): strict, so closing one fails here until it is taken off.
-KNOWN_OFF: dict[str, str] = {}
+KNOWN_OFF = {
+    "g12-int8-unified-mtp4": "Gemma 4 12B (unified) on the gemma4-unified preview: 15.7% below "
+    "the logged pool, in the direction no missing term explains (docs/FIT.md)",
+}
 # The Gemma 4 boots (31B on v0.22.0 and the nightly before it, 26B-A4B on one card): every
 # vLLM family's measured pool is judged, none of them by a constant fitted to it.
 GEMMA_BOOTS = (
@@ -137,14 +140,14 @@ def test_the_v0271_pool_is_smaller_for_a_named_reason(invoke: Invoke) -> None:
 
 def test_calibration_command(invoke: Invoke) -> None:
     result = invoke("fit", "calibration", "--format", "json")
-    assert result.exit_code == 0  # every counted record within its tolerance
+    assert result.exit_code == 1  # the known-off record above
     data = json.loads(result.stdout)
     assert (data["tolerance"], data["tolerance_rounded"]) == (0.05, 0.07)
     statuses = {p["key"]: p["status"] for p in data["points"]}
     assert statuses[MEASUREMENTS[4]] == "fitted" and statuses[MEASUREMENTS[3]] == "ok"
     assert {statuses[k] for k in GEMMA_BOOTS} == {"ok"}
     text = invoke("fit", "calibration").stdout
-    assert "calibration: 110 predictions (all within tolerance), 11 fitted, 1 not counted" in text
+    assert "calibration: 111 predictions (1 off), 11 fitted, 1 not counted" in text
     row = next(line for line in text.splitlines() if line.startswith("g31-int4-v0220-bf16-mtp4 "))
     assert row.endswith("196,527        196,251   -0.1%  ok")
     assert "vllm-free-memory-slack-marlin4" in text
