@@ -12,7 +12,7 @@ from ..hub.patchfiles import MissingPatchFiles, collect_patch_files
 from ..model import Profile
 from ..model.facts import EngineFacts
 from ..registry import Registry, find_profile
-from ..render import Rendered, render_profile
+from ..render import Rendered, render_profile_cached
 from ..render.manifest import manifest_bytes
 from .engine import FAMILIES
 from .rehearse import UNAVAILABLE, Rehearsal, patched, rehearse_profile
@@ -92,7 +92,7 @@ def _same_chains_once(
     out = []
     for pid in ids:
         profile = registry.profiles[pid]
-        rendered = render_profile(registry, profile)
+        rendered = render_profile_cached(registry, profile)
         key = _chain_key(registry, profile.id, rendered)
         if key not in seen:
             missing = missing_patch_files(registry, profile, offline)

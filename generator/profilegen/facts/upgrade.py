@@ -22,7 +22,7 @@ from ..model.facts import EngineFacts
 from ..registry import Registry
 from ..registry.enginefacts import facts_path
 from ..registry.files import MAX_REGISTRY_FILE, read_inside
-from ..render import Rendered, render_profile
+from ..render import Rendered, render_profile_cached
 from ..write import write_files
 from .engine import FAMILIES, dump, release_of
 from .judge import judge_argv, judge_env, server_words
@@ -94,7 +94,7 @@ def compare(registry: Registry, engine: Engine, new: EngineFacts, offline: bool)
     of every profile is explained in one batch (a few boxes), not in a box of its own."""
     old = registry.facts.get(engine.id)
     verdicts = {p.id: Verdict(p.id) for p in registry.concrete_profiles() if p.engine == engine.id}
-    rendered = {pid: render_profile(registry, registry.profiles[pid]) for pid in verdicts}
+    rendered = {pid: render_profile_cached(registry, registry.profiles[pid]) for pid in verdicts}
     explained = explain_profiles(registry, rendered)
     for pid, verdict in verdicts.items():
         _arguments(
