@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +21,14 @@ MTP = "qwen38-27b-dual-fast"  # built-in MTP n=4, util 0.90, fp8 KV
 GGUF = "qwen38-27b-single-iq4xs"  # llama.cpp, q4_0 KV, one 3090
 
 Invoke = Callable[..., Result]
+
+
+def with_architecture(registry: Registry, model_id: str, **update: Any) -> Registry:
+    """The registry with one model's architecture facts changed (nothing derived kept)."""
+    model = registry.models[model_id]
+    arch = model.architecture.model_copy(update=update)
+    models = {**registry.models, model_id: model.model_copy(update={"architecture": arch})}
+    return dataclasses.replace(registry, models=models, _derived={})
 
 
 @pytest.fixture(scope="session")

@@ -18,7 +18,7 @@ from profilegen.fit.predict import fit_profile
 from profilegen.fit.unmodelled import fitted_encoders, measured_assistants
 from profilegen.registry import Registry
 
-from .conftest import Invoke
+from .conftest import Invoke, with_architecture
 
 GEMMA = "gemma-bf16-mtp"  # Gemma 4 31B on v0.22.0, whose facts state how it profiles the tower
 BARE = "gemma-31b-dual"  # the same model on v0.27.1, whose facts say nothing of the tower
@@ -81,12 +81,7 @@ def test_media_limits_of_zero_take_the_encoder_out(
 
 
 def test_a_tower_the_model_does_not_name_is_said_so(registry: Registry) -> None:
-    model = registry.models["gemma-4-31b"]
-    arch = model.architecture.model_copy(update={"vision_encoder": None})
-    unnamed = dataclasses.replace(
-        registry,
-        models={**registry.models, model.id: model.model_copy(update={"architecture": arch})},
-    )
+    unnamed = with_architecture(registry, "gemma-4-31b", vision_encoder=None)
     result = fit_profile(unnamed, unnamed.profiles[GEMMA], FitOptions())
     assert (
         "a tower the model does not name (architecture.vision_encoder)" in result.unmodelled[0].why

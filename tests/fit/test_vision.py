@@ -18,6 +18,8 @@ from profilegen.fit.options import FitOptions
 from profilegen.fit.predict import fit_profile
 from profilegen.registry import Registry
 
+from .conftest import with_architecture
+
 TOTAL_3090 = 25_436_356_608
 FREE_AFTER_WEIGHTS = 15_000_000_000  # free / 2 is above total / 10: the tenth decides
 GEMMA = fm.TOWERS["gemma4"]
@@ -99,12 +101,7 @@ def test_a_boot_before_the_batching_merged_encoded_one_frame_at_a_time(registry:
 
 
 def test_the_tower_weighs_on_both_cards_of_a_tp2_boot(registry: Registry) -> None:
-    model = registry.models["gemma-4-31b"]
-    arch = model.architecture.model_copy(update={"vision_tower_params": None})
-    bare = dataclasses.replace(
-        registry,
-        models={**registry.models, model.id: model.model_copy(update={"architecture": arch})},
-    )
+    bare = with_architecture(registry, "gemma-4-31b", vision_tower_params=None)
     with_tower = _budget(registry, "gemma-bf16-mtp")["weights"]
     without = _budget(bare, "gemma-bf16-mtp")["weights"]
     assert with_tower - without == TOWER_BYTES // 2
