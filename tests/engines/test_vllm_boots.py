@@ -180,6 +180,17 @@ def test_what_the_cpu_run_changed_is_stated_and_seen(real_vllm: dict[str, Any]) 
     assert f"Explicitly set ({KV_GIB}.0/" in log
 
 
+@pytest.mark.parametrize("name", [b.name for b in BOOTS])
+def test_the_engine_core_is_forked_from_the_api_server(
+    real_vllm: dict[str, Any], name: str
+) -> None:
+    """As the table says: one Python imported vLLM (a spawned core logs its import again)."""
+    _, _, found = engine(real_vllm, name)
+    log = log_of(found)
+    assert log.count("Triton is installed but 0 active driver(s) found") == 1, log[-3000:]
+    assert "(EngineCore pid=" in log
+
+
 def test_fp8_kv_is_what_the_a3b_profile_boots_with(real_vllm: dict[str, Any]) -> None:
     _, _, found = engine(real_vllm, "a3b")
     assert "kv_cache_dtype=fp8," in log_of(found)

@@ -3,7 +3,7 @@
 Like `container.start` (the llama-server tier), with what an image of vLLM has that a static
 binary does not need: the Python environment of the CPU build, visible at its own path (with
 the Python it was made from), `vllm` on the image's PATH starting that environment's command
-line, and, for a profile with patches, a copy of the installed package, writable, at the
+line (with the one change `vllm_cpu.LAUNCHER` states), and, for a profile with patches, a copy of the installed package, writable, at the
 image's package folder and in the environment (one tree at both paths), so the entrypoint's
 patch steps change the source the server then imports, and nothing of the kept environment.
 """
@@ -19,14 +19,10 @@ from typing import Any
 from profilegen import sandbox as box
 from tests.support.container import IMAGE_ENV, Running, Service
 from tests.support.publish import RELAY, RELAY_PATH, SOCKET_DIR, Published, relay_argv
+from tests.support.vllm_cpu import LAUNCHER
 
 COMMAND = "/usr/local/bin/vllm"  # where the image's PATH finds `vllm`
 BOX_MIB = 2048  # the box's root: vLLM's shared memory and temporary files live there
-LAUNCHER = (
-    "#!/bin/sh\n"
-    "exec {python} -c 'import sys; from vllm.entrypoints.cli.main import main; "
-    'sys.argv[0] = "vllm"; sys.exit(main())\' "$@"\n'
-)
 
 
 def package_copy(env: Any, work: Path) -> Path:
