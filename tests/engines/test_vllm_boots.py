@@ -191,6 +191,14 @@ def test_the_engine_core_is_forked_from_the_api_server(
     assert "(EngineCore pid=" in log
 
 
+def test_vllm_s_model_class_cache_is_the_kept_folder(real_vllm: dict[str, Any]) -> None:
+    """As the table says: vLLM wrote what each tiny model's class supports where it is kept."""
+    kept = Path(real_vllm["env"]["modelinfos"])
+    for module, cls in [("qwen3_next", "Qwen3NextForCausalLM"), ("qwen3", "Qwen3ForCausalLM")]:
+        entry = json.loads((kept / f"vllm-model_executor-models-{module}-{cls}.json").read_text())
+        assert set(entry) == {"hash", "modelinfo"}, entry
+
+
 def test_fp8_kv_is_what_the_a3b_profile_boots_with(real_vllm: dict[str, Any]) -> None:
     _, _, found = engine(real_vllm, "a3b")
     assert "kv_cache_dtype=fp8," in log_of(found)

@@ -162,7 +162,7 @@ def _bring_up(here: Path, stop: list[Any]) -> dict[str, Any]:
     Whatever starts is added to `stop` at once, so a failure half-way ends it all."""
     from profilegen.registry import open_registry
     from profilegen.releases.vllm_env import ensure_env
-    from tests.support import container
+    from tests.support import container, vllmbox
     from tests.support.litellm import wait_proxy
 
     begun, times = time.monotonic(), {}
@@ -190,7 +190,12 @@ def _bring_up(here: Path, stop: list[Any]) -> dict[str, Any]:
         "proxy": proxy_url,
         "proxy_log": str(here / "proxy" / "proxy.log"),
         "root": str(root),
-        "env": {**env.info, "python": str(env.python), "folder": str(env.folder)},
+        "env": {
+            **env.info,
+            "python": str(env.python),
+            "folder": str(env.folder),
+            "modelinfos": str(vllmbox.modelinfos(env)),
+        },  # fmt: skip
         "seconds": {k: round(v, 1) for k, v in times.items()},
     }
 

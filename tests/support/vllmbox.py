@@ -3,9 +3,11 @@
 Like `container.start` (the llama-server tier), with what an image of vLLM has that a static
 binary does not need: the Python environment of the CPU build, visible at its own path (with
 the Python it was made from), `vllm` on the image's PATH starting that environment's command
-line (with the one change `vllm_cpu.LAUNCHER` states), and, for a profile with patches, a copy of the installed package, writable, at the
-image's package folder and in the environment (one tree at both paths), so the entrypoint's
-patch steps change the source the server then imports, and nothing of the kept environment.
+line (with the one change `vllm_cpu.LAUNCHER` states), vLLM's model-class cache kept between
+runs (`vllm_cpu.MODELINFOS`), and, for a profile with patches, a copy of the installed package,
+writable, at the image's package folder and in the environment (one tree at both paths), so
+the entrypoint's patch steps change the source the server then imports, and nothing of the
+kept environment.
 """
 
 from __future__ import annotations
@@ -19,10 +21,19 @@ from typing import Any
 from profilegen import sandbox as box
 from tests.support.container import IMAGE_ENV, Running, Service
 from tests.support.publish import RELAY, RELAY_PATH, SOCKET_DIR, Published, relay_argv
-from tests.support.vllm_cpu import LAUNCHER
+from tests.support.vllm_cpu import LAUNCHER, MODELINFOS
 
 COMMAND = "/usr/local/bin/vllm"  # where the image's PATH finds `vllm`
 BOX_MIB = 2048  # the box's root: vLLM's shared memory and temporary files live there
+
+
+def modelinfos(env: Any) -> Path:
+    """The folder kept for vLLM's model-class cache of this environment (`vllm_cpu`)."""
+    from profilegen.releases.llamacpp_build import build_cache_root
+
+    folder = build_cache_root() / "vllm-modelinfos" / env.folder.name
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 def package_copy(env: Any, work: Path) -> Path:
@@ -51,6 +62,7 @@ def start(
         box.Bind(Path("/sys"), "/sys"),
         box.Bind(env.base_prefix, str(env.base_prefix)),
         box.Bind(env.venv, str(env.venv)),
+        box.Bind(modelinfos(env), MODELINFOS, read_only=False),
     ]
     if package != env.package_dir:
         binds += [
