@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
 import subprocess
 import tempfile
@@ -19,7 +20,7 @@ from typing import Any
 import pytest
 
 from profilegen.registry import open_registry
-from tests.support import realvllm
+from tests.support import realengines, realvllm
 from tests.support.cli import invoke_in
 from tests.support.container import free_port, wait_healthy
 from tests.support.ready import wait_ready
@@ -117,8 +118,9 @@ def no_jinja(real_engines: dict[str, Any], tmp_path: Path) -> Iterator[str]:
     log = tmp_path / "server.log"
     argv = [real_engines["server"]["binary"], "-m", real_engines["tiny"], "--alias", name,
             "--host", "127.0.0.1", "--port", str(port), "-c", "2048", "--no-jinja"]  # fmt: skip
+    env = {**os.environ, "OMP_WAIT_POLICY": realengines.ENGINE_ENV["OMP_WAIT_POLICY"]}
     with log.open("wb") as out:
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env)
     try:
         url = f"http://127.0.0.1:{port}"
         wait_ready(proc, f"{url}/health", log, 120.0, "llama-server --no-jinja")
