@@ -2,11 +2,12 @@
 
 One process per test session (started by the session's configuration, or by the first test
 that asks) builds llama-server once per machine (`profilegen.releases.llamacpp_build`),
-writes a tiny GGUF, renders each representative profile into a bundle (`render -o`), boots
-its container in a box with the real engine at the image's path and the tiny model in the
-mounted model folder, puts the real LiteLLM proxy in front of them all, and records where
-each listens in `realengines/state.json`. It ends with the session, or on its own once the
-session's process is gone (a killed run leaves no engines behind).
+takes a tiny GGUF (written once per machine, kept beside the build), renders each
+representative profile into a bundle (`render -o`), boots its container in a box with the
+real engine at the image's path and the tiny model in the mounted model folder, puts the real
+LiteLLM proxy in front of them all, and records where each listens in
+`realengines/state.json`. It ends with the session, or on its own once the session's process
+is gone (a killed run leaves no engines behind).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -210,6 +212,31 @@ def _models(work: Path, model_path: str, tiny: Path) -> Path:
     return models
 
 
+def kept_tiny_llama(vocab: Path) -> Path:
+    """The tiny GGUF of `tinygguf` with the tokenizer of `vocab`, written once per machine (a
+    second of CPU) and kept in the build cache, named by a digest of what makes it: the
+    writer's source, the vocabulary, the gguf and numpy releases."""
+    from importlib.metadata import version
+
+    from profilegen.releases.llamacpp_build import build_cache_root
+
+    writer = Path(__file__).with_name("tinygguf.py")
+    made_of = [writer.read_bytes(), vocab.read_bytes(), version("gguf").encode()]
+    key = hashlib.sha256(b"\0".join([*made_of, version("numpy").encode()])).hexdigest()[:16]
+    kept = build_cache_root() / "tiny-models" / f"llama-{key}.gguf"
+    if not kept.is_file():
+        from tests.support.tinygguf import write_tiny_llama
+
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".llama-{key}.", dir=kept.parent))
+        try:
+            write_tiny_llama(staging / "tiny.gguf", vocab)
+            (staging / "tiny.gguf").replace(kept)  # whole, or not there
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return kept
+
+
 def _boot(registry: Any, boot: Boot, server: Any, tiny: Path, port: int, work: Path) -> Any:
     from profilegen.render import render_profile
     from profilegen.render.bundle import bundle_files, write_bundle
@@ -259,12 +286,11 @@ def _bring_up(here: Path, stop: list[Any]) -> dict[str, Any]:
     from profilegen.releases.llamacpp_build import engine_build, ensure_server
     from tests.support import container
     from tests.support.litellm import wait_proxy
-    from tests.support.tinygguf import write_tiny_llama
 
     begun, times = time.monotonic(), {}
     server = ensure_server(engine_build(ENGINE), progress=lambda m: print(m, flush=True))
     tiny = here / "tiny.gguf"
-    write_tiny_llama(tiny, server.vocab(VOCAB))
+    shutil.copyfile(kept_tiny_llama(server.vocab(VOCAB)), tiny)
     ports = {boot.name: container.free_port() for boot in BOOTS}
     root = scratch_registry(here / "root", ports, tiny)
     registry = open_registry(root)
