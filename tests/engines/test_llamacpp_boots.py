@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from profilegen.registry import open_registry
+from profilegen.registry.cached import open_registry_cached
 from profilegen.render import render_profile
 from profilegen.render.bundle import bundle_files, write_bundle
 from tests.support import container, realengines
@@ -115,7 +115,7 @@ def test_a_bad_override_refuses_before_the_engine_starts(
     real_engines: dict[str, Any], tmp_path: Path, variable: str, value: str, message: str
 ) -> None:
     root = Path(real_engines["root"])
-    registry = open_registry(root)
+    registry = open_registry_cached(root)
     profile = registry.profiles["llamacpp-vibethinker-3b-single"]
     bundle = tmp_path / "bundle"
     write_bundle(bundle, bundle_files(registry, profile, render_profile(registry, profile)))

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from profilegen.registry import open_registry
+from profilegen.registry.cached import open_registry_cached
 from tests.support import realengines, realvllm
 from tests.support.cli import invoke_in
 from tests.support.container import free_port, wait_healthy
@@ -83,7 +83,7 @@ def test_json_and_the_record(
     real_engines: dict[str, Any], keyed: dict[str, Any], tmp_path: Path
 ) -> None:
     shutil.copytree(Path(real_engines["root"]) / "registry", tmp_path / "registry")
-    rig = open_registry(tmp_path).profiles[PROFILE].rig
+    rig = open_registry_cached(tmp_path).profiles[PROFILE].rig
     # Credentials in the URL are used (here: ignored by the engine) and never stored or shown.
     url = keyed["url"].replace("http://", "http://someone:hunter2@")
     run = _verify(tmp_path, url, "--format", "json", "--record", "--rig", rig, "--by", "@tester")
@@ -95,7 +95,7 @@ def test_json_and_the_record(
     assert [c["name"] for c in doc["checks"]] == CHECKS
     assert doc["context_filled"] >= 240
     assert "hunter2" not in run.text and keyed["boot"]["api_key"] not in run.text
-    registry = open_registry(tmp_path)
+    registry = open_registry_cached(tmp_path)
     (record,) = [e for e in registry.profiles[PROFILE].evidence if e.method == "verify"]
     assert record.rig == rig
     assert record.contributor == "@tester"
@@ -181,7 +181,7 @@ def vllm_without_tool_parser(real_vllm: dict[str, Any], tmp_path: Path) -> Itera
 
     shutil.copytree(Path(real_vllm["root"]) / "registry", tmp_path / "root" / "registry")
     _without_tool_parser(tmp_path / "root", free_port())
-    registry = open_registry(tmp_path / "root")
+    registry = open_registry_cached(tmp_path / "root")
     (boot,) = [b for b in realvllm.BOOTS if b.profile == A3B]
     boot = dataclasses.replace(boot, name="no-tool-parser")
     # A short folder: the box publishes its port through a socket file there (108 bytes).

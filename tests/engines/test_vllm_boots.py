@@ -160,9 +160,9 @@ def test_the_patch_steps_applied_to_the_real_installed_source(real_vllm: dict[st
 
 
 def test_what_the_cpu_run_changed_is_stated_and_seen(real_vllm: dict[str, Any]) -> None:
-    from profilegen.registry import open_registry
+    from profilegen.registry.cached import open_registry_cached
 
-    registry = open_registry(Path(real_vllm["root"]))
+    registry = open_registry_cached(Path(real_vllm["root"]))
     _, _, found = engine(real_vllm, "reference")
     profile = registry.profiles[found["boot"]["profile"]]
     lines = [s.line() for s in substitutions(profile, found["boot"]["tiny"])]

@@ -24,7 +24,7 @@ import pytest
 
 from profilegen.explain.core import Scenario, explain
 from profilegen.model.gateway import LITELLM_IMAGE
-from profilegen.registry import open_registry
+from profilegen.registry.cached import open_registry_cached
 from tests.support.cli import invoke_in
 from tests.support.litellm import proxy_binary, start_proxy, wait_proxy
 from tests.support.openai_stub import StubEngine
@@ -87,7 +87,7 @@ class Estate:
 
 def _expected_routes(root: Path, stubs: dict[str, StubEngine]) -> dict[str, Expected]:
     """Route name -> destination, from the engines' argv and the profiles' gateway aliases."""
-    registry = open_registry(root)
+    registry = open_registry_cached(root)
     expected: dict[str, Expected] = {}
     for ident, stub in stubs.items():
         for name in stub.names:
@@ -98,7 +98,7 @@ def _expected_routes(root: Path, stubs: dict[str, StubEngine]) -> dict[str, Expe
 
 
 def _start_stubs(root: Path, stack: ExitStack) -> dict[str, StubEngine]:
-    registry = open_registry(root)
+    registry = open_registry_cached(root)
     stubs = {}
     for member in registry.gateways[ESTATE].members:
         profile = registry.profiles[member.profile]

@@ -282,7 +282,7 @@ def _proxy(root: Path, work: Path, engines: list[Engine]) -> tuple[subprocess.Po
 def _bring_up(here: Path, stop: list[Any]) -> dict[str, Any]:
     """Builds (once per machine), boots every engine and the proxy; what the tests read.
     Whatever starts is added to `stop` at once, so a failure half-way ends it all."""
-    from profilegen.registry import open_registry
+    from profilegen.registry.cached import open_registry_cached
     from profilegen.releases.llamacpp_build import engine_build, ensure_server
     from tests.support import container
     from tests.support.litellm import wait_proxy
@@ -293,7 +293,7 @@ def _bring_up(here: Path, stop: list[Any]) -> dict[str, Any]:
     shutil.copyfile(kept_tiny_llama(server.vocab(VOCAB)), tiny)
     ports = {boot.name: container.free_port() for boot in BOOTS}
     root = scratch_registry(here / "root", ports, tiny)
-    registry = open_registry(root)
+    registry = open_registry_cached(root)
     times["prepared"] = time.monotonic() - begun
     engines = []
     for boot in BOOTS:

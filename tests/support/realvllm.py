@@ -72,7 +72,7 @@ def unavailable() -> str | None:
 def scratch_registry(root: Path, ports: dict[str, int], package: Path) -> tuple[Path, Any]:
     """This repository's registry with the boots on the given ports and every remote patch
     they apply replaced by stand-ins; the patch substitutions, by profile."""
-    from profilegen.registry import open_registry
+    from profilegen.registry.cached import open_registry_cached
     from tests.support.vllm_standins import replace_remote
 
     shutil.copytree(REPO / "registry", root / "registry")
@@ -81,7 +81,7 @@ def scratch_registry(root: Path, ports: dict[str, int], package: Path) -> tuple[
         lines = path.read_text().splitlines(keepends=True)
         port = f"port: {ports[boot.name]}\n"
         path.write_text("".join(port if ln.startswith("port: ") else ln for ln in lines))
-    registry = open_registry(root)
+    registry = open_registry_cached(root)
     replaced: dict[str, list[Any]] = {}
     for boot in BOOTS:
         for patch_id in registry.profiles[boot.profile].patches:
@@ -160,7 +160,7 @@ def _proxy(root: Path, work: Path) -> tuple[Any, str]:
 def _bring_up(here: Path, stop: list[Any]) -> dict[str, Any]:
     """Installs (once per machine), boots every profile and the proxy; what the tests read.
     Whatever starts is added to `stop` at once, so a failure half-way ends it all."""
-    from profilegen.registry import open_registry
+    from profilegen.registry.cached import open_registry_cached
     from profilegen.releases.vllm_env import ensure_env
     from tests.support import container, vllmbox
     from tests.support.litellm import wait_proxy
@@ -169,7 +169,7 @@ def _bring_up(here: Path, stop: list[Any]) -> dict[str, Any]:
     env = ensure_env(progress=lambda m: print(m, flush=True))
     ports = {boot.name: container.free_port() for boot in BOOTS}
     root, replaced = scratch_registry(here / "root", ports, env.package_dir)
-    registry = open_registry(root)
+    registry = open_registry_cached(root)
     times["prepared"] = time.monotonic() - begun
     engines, boxes = [], []
     for boot in BOOTS:
