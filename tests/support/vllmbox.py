@@ -4,10 +4,10 @@ Like `container.start` (the llama-server tier), with what an image of vLLM has t
 binary does not need: the Python environment of the CPU build, visible at its own path (with
 the Python it was made from), `vllm` on the image's PATH starting that environment's command
 line (with the one change `vllm_cpu.LAUNCHER` states), vLLM's model-class cache kept between
-runs (`vllm_cpu.MODELINFOS`), and, for a profile with patches, a copy of the installed package,
-writable, at the image's package folder and in the environment (one tree at both paths), so
-the entrypoint's patch steps change the source the server then imports, and nothing of the
-kept environment.
+runs (`vllm_cpu.MODELINFOS`), and, for a profile with patches, a copy of the installed package
+(its sources; the rest links to the kept files), writable, at the image's package folder and
+in the environment (one tree at both paths), so the entrypoint's patch steps change the
+source the server then imports, and nothing of the kept environment.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from tests.support.vllm_cpu import LAUNCHER, MODELINFOS
 
 COMMAND = "/usr/local/bin/vllm"  # where the image's PATH finds `vllm`
 BOX_MIB = 2048  # the box's root: vLLM's shared memory and temporary files live there
+ORIGINAL = "/opt/profilegen/vllm-package"  # the kept package, where a copy's links point
 
 
 def modelinfos(env: Any) -> Path:
@@ -37,9 +38,20 @@ def modelinfos(env: Any) -> Path:
 
 
 def package_copy(env: Any, work: Path) -> Path:
-    """A copy of the environment's `vllm` package for one boot to patch."""
+    """A copy of the environment's `vllm` package for one boot to patch: its folders and its
+    Python sources (what patch steps change) are copied, every other file (compiled modules,
+    bytecode, data: 400 MB) is a link to the kept package, which the box mounts read-only at
+    ORIGINAL. Python replaces a stale bytecode file rather than writing into it."""
+    source = env.package_dir
+
+    def copy_or_link(path: str, target: str) -> None:
+        if path.endswith(".py"):
+            shutil.copy2(path, target)  # the times too: the kept bytecode stays valid
+        else:
+            Path(target).symlink_to(f"{ORIGINAL}/{Path(path).relative_to(source)}")
+
     target = work / "vllm-package"
-    shutil.copytree(env.package_dir, target, symlinks=True)
+    shutil.copytree(source, target, symlinks=True, copy_function=copy_or_link)
     return target
 
 
@@ -68,6 +80,7 @@ def start(
         binds += [
             box.Bind(package, engine.package_dir, read_only=False),
             box.Bind(package, str(env.package_dir), read_only=False),
+            box.Bind(env.package_dir, ORIGINAL),
         ]
     binds.append(box.Bind(sockets, SOCKET_DIR, read_only=False))
     the_box = box.Box(
