@@ -32,7 +32,7 @@ def modelinfos(env: Any) -> Path:
     """The folder kept for vLLM's model-class cache of this environment (`vllm_cpu`)."""
     from profilegen.releases.llamacpp_build import build_cache_root
 
-    folder = build_cache_root() / "vllm-modelinfos" / env.folder.name
+    folder: Path = build_cache_root() / "vllm-modelinfos" / env.folder.name
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 
