@@ -196,7 +196,7 @@ def vllm_without_tool_parser(real_vllm: dict[str, Any], tmp_path: Path) -> Itera
         shutil.rmtree(work, ignore_errors=True)
 
 
-@pytest.mark.slow  # a third vLLM boot (~25 s of CPU): the llama-server case runs in every suite
+@pytest.mark.slow  # a third vLLM boot (~10 s of CPU): the llama-server case runs in every suite
 def test_a_vllm_without_its_tool_parser_fails_naming_the_check(
     real_vllm: dict[str, Any], vllm_without_tool_parser: str
 ) -> None:
