@@ -148,9 +148,12 @@ class StubEngine:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
-                for event in stub.events(request, model):
-                    self.wfile.write(event)
-                    self.wfile.flush()
+                try:
+                    for event in stub.events(request, model):
+                        self.wfile.write(event)
+                        self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    return  # the client left mid-stream (a test of timeouts or cut streams)
 
         return Handler
 
