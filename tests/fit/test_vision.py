@@ -18,7 +18,7 @@ from profilegen.fit.options import FitOptions
 from profilegen.fit.predict import fit_profile
 from profilegen.registry import Registry
 
-from .conftest import with_architecture
+from .conftest import Invoke, with_architecture
 
 TOTAL_3090 = 25_436_356_608
 FREE_AFTER_WEIGHTS = 15_000_000_000  # free / 2 is above total / 10: the tenth decides
@@ -105,3 +105,21 @@ def test_the_tower_weighs_on_both_cards_of_a_tp2_boot(registry: Registry) -> Non
     with_tower = _budget(registry, "gemma-bf16-mtp")["weights"]
     without = _budget(bare, "gemma-bf16-mtp")["weights"]
     assert with_tower - without == TOWER_BYTES // 2
+
+
+def test_fit_says_what_the_tower_costs(invoke: Invoke) -> None:
+    lines = invoke("fit", "gemma-bf16-mtp").stdout.splitlines()
+    assert (
+        "note: the vision tower's 1.02 GiB is held whole on each of the 2 GPUs (vLLM does not "
+        "shard it); the rest of the weights are split over TP"
+    ) in lines
+    assert (
+        "note: before sizing the pool vLLM encodes 1 video (32 frames of 630 patches, 12 a "
+        "call, one-hot position lookup): a 1.44 GiB peak, above the language model's 0.33 GiB"
+    ) in lines
+    # v0.21.0 encodes one frame a call: its peak stays under the language model's.
+    tp1 = invoke("fit", "gemma-mtp-tp1").stdout
+    assert (
+        "(32 frames of 630 patches, 1 a call, one-hot position lookup): a 0.12 GiB peak, below"
+        in tp1
+    )

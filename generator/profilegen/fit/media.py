@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..model.engine import VisionEncoderProfile
 from ..model.model import Model
+from ..units import GIB
 from . import formulas as fm
 from .inputs import Target
 
@@ -62,3 +63,32 @@ def vision_profile(t: Target, model: Model) -> fm.VisionProfile | None:
         tower_bytes=arch.vision_tower_params * 2,
         limits=tuple(sorted((m, n) for m, n in limits.items() if m in ENCODED_MEDIA)),
     )
+
+
+def vision_notes(inputs: fm.VllmInputs, budget: fm.VllmBudget) -> list[str]:
+    """What the tower costs this boot, as fit charged it."""
+    v = inputs.vision
+    if v is None:
+        return []
+    whole = fm.replicated_bytes(v, inputs.tp)
+    notes = [
+        f"the vision tower's {whole / GIB:.2f} GiB is held whole on each of the {inputs.tp} "
+        "GPUs (vLLM does not shard it); the rest of the weights are split over TP"
+    ] if whole else []  # fmt: skip
+    batch = fm.encoder_batch(inputs)
+    if batch is None or v.batching == "none":
+        return notes
+    free, total = fm.free_at_encoder(inputs, budget.weights + budget.drafter), inputs.gpu.cuda_total
+    peak = fm.encoder_peak_bytes(v, batch, free, total)
+    lm = fm.activation_peak_bytes(inputs.shape, inputs.tp, inputs.max_num_batched_tokens)
+    unit = "frames" if batch.modality == "video" else "images"
+    plural = "" if batch.items == 1 else "s"
+    lookup = "one-hot" if v.position_lookup == "one-hot" else "embedding"
+    side = "above" if peak > lm else "below"
+    notes.append(
+        f"before sizing the pool vLLM encodes {batch.items} {batch.modality}{plural} "
+        f"({batch.units} {unit} of {batch.patches} patches, "
+        f"{fm.units_per_call(v, batch, free, total)} a call, {lookup} position lookup): a "
+        f"{peak / GIB:.2f} GiB peak, {side} the language model's {lm / GIB:.2f} GiB"
+    )
+    return notes

@@ -17,6 +17,7 @@ from ..units import GIB
 from . import formulas as fm
 from .engine_inputs import llamacpp_inputs, sglang_inputs, vllm_inputs
 from .inputs import FitError, Target, weights_estimate
+from .media import vision_notes
 from .options import FitResult
 from .oracle import sizer_for
 from .unmodelled import vllm_unmodelled
@@ -110,7 +111,8 @@ def _predict_vllm(registry: Registry, t: Target, lock: Lock | None) -> FitResult
     sizer, why_not = sizer_for(t.engine_entry, inputs.prefer_padding_sliding_window_groups)
     fit = fm.predict_vllm(inputs, sizer)
     by = fit.pool_by if sizer is not None or not why_not else f"hand formulas: {why_not}"
-    t = replace(t, notes=(*t.notes, *_accounting_note(inputs), *_unloaded_note(inputs)))
+    notes = (*_accounting_note(inputs), *_unloaded_note(inputs), *vision_notes(inputs, fit.budget))
+    t = replace(t, notes=(*t.notes, *notes))
     budget = fit.budget.as_dict()
     b = fit.budget
     per_gpu = b.total - b.free - b.desktop_reservation  # resident, as nvidia-smi counts it

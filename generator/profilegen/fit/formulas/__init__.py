@@ -76,13 +76,33 @@ from .shapes import (
     VllmFit,
     VllmInputs,
 )
-from .vision import TOWERS, Tower, VisionProfile
-from .vllm import PoolSizer, allocator_slack, capture_sizes, persistent_buffers, predict_vllm
+from .vision import (
+    TOWERS,
+    Tower,
+    VisionProfile,
+    encoder_peak_bytes,
+    replicated_bytes,
+    units_per_call,
+)
+from .vllm import (
+    PoolSizer,
+    allocator_slack,
+    capture_sizes,
+    encoder_batch,
+    free_at_encoder,
+    persistent_buffers,
+    predict_vllm,
+)
 from .vllm_pool import PoolLayout, pool_layout, tokens_for_blocks
 from .vllm_specs import pool_query
 
 __all__ = [
     "TOWERS",
+    "encoder_batch",
+    "encoder_peak_bytes",
+    "free_at_encoder",
+    "replicated_bytes",
+    "units_per_call",
     "Tower",
     "VisionProfile",
     "PoolSizer",

@@ -99,18 +99,22 @@ def profile_batch(
     return EncoderBatch(modality, items, items, tower.image_tokens * tower.patches_per_token)
 
 
+def units_per_call(v: VisionProfile, batch: EncoderBatch, free: int, total: int) -> int:
+    """Images or frames the tower encodes in one call (gemma4_mm._encoder_chunk)."""
+    chunk = 1
+    if v.batching == "chunked":
+        room = min(free // 2, total // 10)
+        chunk = max(1, room // (batch.patches * 4 * v.tower.position_embedding_size * 8))
+    return min(chunk, batch.units)
+
+
 def encoder_peak_bytes(v: VisionProfile, batch: EncoderBatch, free: int, total: int) -> int:
     """The transient the encoder adds at its peak (the one-hot lookup; with an embedding
     lookup the tower's activations stay below the language model's and nothing is added)."""
     if v.position_lookup != "one-hot" or v.batching == "none":
         return 0
-    positions = v.tower.position_embedding_size
-    chunk = 1
-    if v.batching == "chunked":
-        room = min(free // 2, total // 10)
-        chunk = max(1, room // (batch.patches * 4 * positions * 8))
-    chunk = min(chunk, batch.units)
-    return chunk * batch.patches * 2 * positions * ONE_HOT_BYTES
+    chunk = units_per_call(v, batch, free, total)
+    return chunk * batch.patches * 2 * v.tower.position_embedding_size * ONE_HOT_BYTES
 
 
 def replicated_bytes(v: VisionProfile | None, tp: int) -> int:

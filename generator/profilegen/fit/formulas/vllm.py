@@ -22,7 +22,7 @@ from .common import (
 )
 from .layers import activation_peak_bytes, weights_per_gpu
 from .shapes import VllmBudget, VllmFit, VllmInputs
-from .vision import encoder_peak_bytes, profile_batch, replicated_bytes
+from .vision import EncoderBatch, encoder_peak_bytes, profile_batch, replicated_bytes
 from .vllm_pool import PoolLayout, needed_for_one_request, pool_layout, tokens_for_blocks
 from .vllm_specs import pool_query
 
@@ -137,20 +137,28 @@ def _profiler_extra(inputs: VllmInputs) -> int:
 # --- the prediction ----------------------------------------------------------------------
 
 
+def encoder_batch(inputs: VllmInputs) -> EncoderBatch | None:
+    """The dummy media the profile run encodes (None: no tower modelled, or no media)."""
+    v = inputs.vision
+    if v is None:
+        return None
+    return profile_batch(
+        v, inputs.max_num_batched_tokens, inputs.max_num_seqs, inputs.max_model_len
+    )
+
+
+def free_at_encoder(inputs: VllmInputs, loaded: int) -> int:
+    """The card's free memory when the encoder runs: after the CUDA context and weights."""
+    return inputs.gpu.cuda_total - CUDA_CONTEXT_BYTES - loaded
+
+
 def encoder_peak(inputs: VllmInputs, loaded: int) -> int:
     """The vision encoder's profile-run transient (0: no tower modelled, or no media)."""
-    v = inputs.vision
-    batch = (
-        None
-        if v is None
-        else profile_batch(
-            v, inputs.max_num_batched_tokens, inputs.max_num_seqs, inputs.max_model_len
-        )
-    )
-    if v is None or batch is None:
+    batch = encoder_batch(inputs)
+    if inputs.vision is None or batch is None:
         return 0
-    total = inputs.gpu.cuda_total
-    return encoder_peak_bytes(v, batch, total - CUDA_CONTEXT_BYTES - loaded, total)
+    free = free_at_encoder(inputs, loaded)
+    return encoder_peak_bytes(inputs.vision, batch, free, inputs.gpu.cuda_total)
 
 
 def _activations(inputs: VllmInputs, loaded: int) -> int:
