@@ -170,7 +170,10 @@ def test_a_profile_predicted_not_to_boot_is_an_error_unless_its_caveats_say_so(
     root = tmp_path / "root"
     shutil.copytree(base, root)
     # A pool 1.5% short of one 131,072-token request: inside fit's error, but not booting.
-    envelope = "envelope: {max_model_len: 131072, gpu_memory_utilization: 0.73}\n"
+    envelope = (
+        "envelope: {max_model_len: 131072, gpu_memory_utilization: 0.73, "
+        "max_num_batched_tokens: 8192}\n"
+    )
     _profile(root, "tiny-tight", f"port: 8220\n{envelope}")
     assert invoke_in(root, "render", "--all").code == 1  # what check rejects is not rendered
     run = invoke_in(root, "check")

@@ -16,6 +16,8 @@ from .inputs import (
     SGLANG_DEFAULT_FRACTION,
     VLLM_DEFAULT_BATCHED_TOKENS,
     VLLM_DEFAULT_UTIL,
+    VLLM_LARGE_CARD_BYTES,
+    VLLM_SMALL_CARD_BATCHED_TOKENS,
     Target,
     drafter_spec,
     gpu_spec,
@@ -26,7 +28,7 @@ from .inputs import (
     unloaded_head_bytes,
     weight_path,
 )
-from .media import vision_profile
+from .media import tower_loaded, vision_profile
 
 DENSE_V2_FAMILIES = {"qwen3": ("qwen3",), "llama-mistral-qwen3": ("qwen3", "llama", "mistral")}
 
@@ -96,6 +98,24 @@ def _backend(t: Target) -> str | None:
     ).backend
 
 
+def default_batched_tokens(t: Target, model: Model, card: int) -> int:
+    """vLLM's max_num_batched_tokens when the profile leaves it unset (engine/arg_utils.py
+    get_batch_defaults and _set_default_max_num_seqs_and_batched_tokens_args): the OpenAI
+    server takes 8192 on cards of 70 GiB or more and 2048 below; without chunked prefill at
+    least max_model_len; a prefix-LM multimodal model (Gemma 4) at least its largest media
+    item; never more than max_num_seqs x max_model_len."""
+    env = t.envelope
+    gpu = t.gpus[card] if t.gpus else t.gpu
+    big = gpu.vram.bytes >= VLLM_LARGE_CARD_BYTES
+    batched = VLLM_DEFAULT_BATCHED_TOKENS if big else VLLM_SMALL_CARD_BATCHED_TOKENS
+    if env.chunked_prefill is False:
+        batched = max(batched, env.max_model_len)
+    tower = fm.TOWERS.get(model.architecture.vision_encoder or "")
+    if tower is not None and tower_loaded(t):
+        batched = max(batched, max(tower.item_tokens().values()))
+    return min(batched, env.max_num_seqs * env.max_model_len)
+
+
 def vllm_inputs(registry: Registry, t: Target, lock: Lock | None) -> fm.VllmInputs:
     model = registry.models[t.profile.model]
     env, arch = t.envelope, model.architecture
@@ -104,9 +124,7 @@ def vllm_inputs(registry: Registry, t: Target, lock: Lock | None) -> fm.VllmInpu
     effects = patch_effects(registry, t.profile)
     card = tightest_card(t, env.tp)
     reserve = env.cudagraph_mem_mib if "v2-cudagraph-memory-reserve" in effects else None
-    batched = env.max_num_batched_tokens or (
-        VLLM_DEFAULT_BATCHED_TOKENS if env.chunked_prefill is not False else env.max_model_len
-    )
+    batched = env.max_num_batched_tokens or default_batched_tokens(t, model, card)
     drafter = drafter_spec(registry, t, shape, lock)
     return fm.VllmInputs(
         shape=shape,
