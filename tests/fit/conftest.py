@@ -28,7 +28,7 @@ def with_architecture(registry: Registry, model_id: str, **update: Any) -> Regis
     model = registry.models[model_id]
     arch = model.architecture.model_copy(update=update)
     models = {**registry.models, model_id: model.model_copy(update={"architecture": arch})}
-    return dataclasses.replace(registry, models=models, _derived={})
+    return dataclasses.replace(registry, models=models)
 
 
 @pytest.fixture(scope="session")

@@ -56,7 +56,7 @@ def _unmeasured(registry: Registry) -> Registry:
     profile = registry.profiles[ASSISTANT]
     bare = profile.model_copy(update={"evidence": []})
     profiles = {**registry.profiles, ASSISTANT: bare}
-    return dataclasses.replace(registry, profiles=profiles, _derived={})  # nothing worked out
+    return dataclasses.replace(registry, profiles=profiles)
 
 
 def test_an_assistant_on_a_measured_boot_carries_its_buffers(registry: Registry) -> None:

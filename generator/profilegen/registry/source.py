@@ -83,7 +83,9 @@ class Registry:
     facts_digests: dict[str, str] = field(default_factory=dict)
     # Values derived from the whole loaded registry (which nothing changes after loading),
     # each worked out once, when first asked: see `derived`.
-    _derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    # Not an __init__ field: a copy (`dataclasses.replace`) starts with nothing derived, as its
+    # contents may differ.
+    _derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False, init=False)
 
     def __repr__(self) -> str:
         """A line, not the whole registry (which reaches tracebacks and test reports)."""
