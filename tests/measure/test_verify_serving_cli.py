@@ -101,3 +101,47 @@ def test_a_server_that_does_not_say_its_context_needs_one_given(invoke: Invoke) 
     line = next(x for x in run.out.splitlines() if x.strip().startswith("long-context"))
     assert line.split()[:2] == ["long-context", "FAIL"]
     assert line.endswith("the server does not say its context: give --context N")
+
+
+class OddCalls(StubEngine):
+    """Answers a tools request with the call it was built with."""
+
+    def __init__(self, call: Any, finish: Any = "tool_calls") -> None:
+        super().__init__("stub", ["stub-model"], context=4096)
+        self.call, self.finish = call, finish
+
+    def post(self, path: str, authorization: str | None, request: Any) -> tuple[int, Any]:
+        status, answer = super().post(path, authorization, request)
+        if status == 200 and isinstance(request, dict) and request.get("tools"):
+            answer["choices"][0]["message"]["tool_calls"] = [self.call]
+            answer["choices"][0]["finish_reason"] = self.finish
+        return status, answer
+
+
+def _tool_line(invoke: Invoke, fake: StubEngine) -> str:
+    with fake:
+        run = invoke("verify", "--serving", f"http://127.0.0.1:{fake.port}", *SMALL)
+    assert run.code == 1, run.text
+    return next(x for x in run.out.splitlines() if x.strip().startswith("tool-call"))
+
+
+def test_a_call_whose_function_is_no_object_fails_the_check(invoke: Invoke) -> None:
+    line = _tool_line(invoke, OddCalls({"function": "get_weather"}))
+    assert line.split()[:2] == ["tool-call", "FAIL"]
+    assert line.endswith("the call's function is not an object: get_weather")
+
+
+def test_a_call_of_a_long_odd_name_is_shown_brief_on_one_line(invoke: Invoke) -> None:
+    name = "\x1b[2Jx\n" * 5000
+    line = _tool_line(invoke, OddCalls({"function": {"name": name, "arguments": "{}"}}))
+    assert line.split()[:2] == ["tool-call", "FAIL"]
+    assert "\x1b" not in line and len(line) < 200, line
+    assert line.endswith(", not get_weather")
+
+
+def test_an_odd_finish_reason_is_shown_brief_on_one_line(invoke: Invoke) -> None:
+    call = {"function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+    line = _tool_line(invoke, OddCalls(call, finish="\x1b]0;x\x07" * 5000))
+    assert line.split()[:2] == ["tool-call", "FAIL"]
+    assert "\x1b" not in line and len(line) < 200, line
+    assert line.endswith(", not tool_calls")

@@ -107,10 +107,18 @@ def _judge(calls: Any, finish: Any, forced: bool) -> Check:
     how = "the forced call" if forced else "the model's call"
     if not isinstance(calls, list) or not isinstance(calls[0], dict):
         return Check("tool-call", FAIL, f"tool_calls is not a list of calls: {_brief(str(calls))}")
-    function = calls[0].get("function") or {}
+    function = calls[0].get("function")
+    if not isinstance(function, dict):
+        return Check(
+            "tool-call", FAIL, f"the call's function is not an object: {_brief(str(function))}"
+        )
     name, raw = function.get("name"), function.get("arguments")
     if name != "get_weather":
-        return Check("tool-call", FAIL, f"the parser returned a call of {name!r}, not get_weather")
+        return Check(
+            "tool-call",
+            FAIL,
+            f"the parser returned a call of {_brief(repr(name))}, not get_weather",
+        )
     try:
         args = json.loads(raw) if isinstance(raw, str) else raw
     except (ValueError, RecursionError):
@@ -119,7 +127,7 @@ def _judge(calls: Any, finish: Any, forced: bool) -> Check:
         return Check("tool-call", FAIL, f"the call's arguments are {_brief(json.dumps(args))}, "
                      f"not {json.dumps(ARGUMENTS)}")  # fmt: skip
     if finish != "tool_calls":
-        return Check("tool-call", FAIL, f"a call came back with finish_reason {finish!r}, not "
+        return Check("tool-call", FAIL, f"a call came back with finish_reason {_brief(repr(finish))}, not "
                      "tool_calls")  # fmt: skip
     return Check("tool-call", PASS, f"{how} came back parsed: get_weather({json.dumps(args)}), "
                  "finish_reason tool_calls")  # fmt: skip
