@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from ..hub.serving import EngineUnreachable
-from .functional import FAIL, INFO, PASS, Check, Target, body, content, post, refused
+from .functional import FAIL, INFO, PASS, Check, Target, body, content, post, printable, refused
 
 # The share of the context the probe fills by default (club-3090's needle ladder tops out at
 # about 92% of the context), and the room always left for the template and the answer.
@@ -85,14 +85,9 @@ def long_context(target: Target, asked: int | None, judge_recall: bool) -> LongR
     found = code in said
     verdict = PASS if found else (FAIL if judge_recall else INFO)
     recall = Check("recall", verdict, f"the needle {code} at half depth was "
-                   + ("given back" if found else f"not given back: {_brief(said)!r}")
+                   + ("given back" if found else f"not given back: {printable(said, 60)!r}")
                    + ("" if judge_recall else " (--no-recall: not judged)"))  # fmt: skip
     return LongResult([long, recall], took)
-
-
-def _brief(text: str) -> str:
-    shown = "".join(c if c.isprintable() else " " for c in text).strip()
-    return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
 @dataclass(frozen=True)

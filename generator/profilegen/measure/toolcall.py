@@ -16,7 +16,7 @@ import json
 import re
 from typing import Any
 
-from .functional import FAIL, PASS, SKIP, Check, Target, body, content, post, refused
+from .functional import FAIL, PASS, SKIP, Check, Target, body, content, post, printable, refused
 
 TOOL = {
     "type": "function",
@@ -98,7 +98,7 @@ def check_tool_call(target: Target) -> Check:
     text = content(answer.message)
     if forced or any(m in text for m in MARKUP):
         return Check("tool-call", FAIL, "the model wrote a call and the parser returned none: "
-                     f"it is in the content as text ({_brief(text)})")  # fmt: skip
+                     f"it is in the content as text ({printable(text, 120)})")  # fmt: skip
     return Check("tool-call", SKIP, "the model answered in text without a call (only a model "
                  "decides to call unforced; random weights never do)")  # fmt: skip
 
@@ -106,33 +106,34 @@ def check_tool_call(target: Target) -> Check:
 def _judge(calls: Any, finish: Any, forced: bool) -> Check:
     how = "the forced call" if forced else "the model's call"
     if not isinstance(calls, list) or not isinstance(calls[0], dict):
-        return Check("tool-call", FAIL, f"tool_calls is not a list of calls: {_brief(str(calls))}")
+        return Check(
+            "tool-call", FAIL, f"tool_calls is not a list of calls: {printable(str(calls), 120)}"
+        )
     function = calls[0].get("function")
     if not isinstance(function, dict):
         return Check(
-            "tool-call", FAIL, f"the call's function is not an object: {_brief(str(function))}"
+            "tool-call",
+            FAIL,
+            f"the call's function is not an object: {printable(str(function), 120)}",
         )
     name, raw = function.get("name"), function.get("arguments")
     if name != "get_weather":
         return Check(
             "tool-call",
             FAIL,
-            f"the parser returned a call of {_brief(repr(name))}, not get_weather",
+            f"the parser returned a call of {printable(repr(name), 120)}, not get_weather",
         )
     try:
         args = json.loads(raw) if isinstance(raw, str) else raw
     except (ValueError, RecursionError):
-        return Check("tool-call", FAIL, f"the call's arguments are not JSON: {_brief(str(raw))}")
+        return Check(
+            "tool-call", FAIL, f"the call's arguments are not JSON: {printable(str(raw), 120)}"
+        )
     if args != ARGUMENTS:
-        return Check("tool-call", FAIL, f"the call's arguments are {_brief(json.dumps(args))}, "
+        return Check("tool-call", FAIL, f"the call's arguments are {printable(json.dumps(args), 120)}, "
                      f"not {json.dumps(ARGUMENTS)}")  # fmt: skip
     if finish != "tool_calls":
-        return Check("tool-call", FAIL, f"a call came back with finish_reason {_brief(repr(finish))}, not "
+        return Check("tool-call", FAIL, f"a call came back with finish_reason {printable(repr(finish), 120)}, not "
                      "tool_calls")  # fmt: skip
     return Check("tool-call", PASS, f"{how} came back parsed: get_weather({json.dumps(args)}), "
                  "finish_reason tool_calls")  # fmt: skip
-
-
-def _brief(text: str) -> str:
-    shown = "".join(c if c.isprintable() else " " for c in text).strip()
-    return shown if len(shown) <= 120 else shown[:117] + "..."
