@@ -18,7 +18,7 @@ import click
 from ..errors import ProfilegenError, UsageError
 from ..families import fit_model
 from ..fit.detect import detect_rig
-from ..fit.predict import FitOptions, fit_profile, read_lock_or_none
+from ..fit.predict import FitOptions, FitResult, fit_profile, read_lock_or_none
 from ..fit.rigs import find_rig, same_cards
 from ..lockfile.lock import Lock
 from ..model import Profile, Rig
@@ -78,10 +78,11 @@ def check_filters(registry: Registry, opts: ListOptions) -> None:
 
 
 def fit_verdict(
-    registry: Registry, profile: Profile, rig: Rig, lock: Lock | None
+    registry: Registry, profile: Profile, rig: Rig, lock: Lock | None, search: bool = False
 ) -> dict[str, Any]:
     """How the profile renders on the rig as it is: refused (more GPUs than the rig has), boots
-    or not at its own settings, and how many full-length requests its pool holds."""
+    or not at its own settings, and how many full-length requests its pool holds. `search`:
+    where it does not boot, what would (`would_fit`), searched from the same fit."""
     needs = profile.envelope.tp * (profile.envelope.pp or 1)
     if needs > rig.count:
         return {
@@ -99,7 +100,7 @@ def fit_verdict(
         error = str(exc)
         return {"rig": rig.id, "fits": None, "error": error, "reason": short_reason(error, profile),
                 "verdict": "unknown: fit failed"}  # fmt: skip
-    out = {
+    out: dict[str, Any] = {
         "rig": rig.id,
         "tp": r.tp,
         "kv_pool_tokens": r.kv_pool_tokens,
@@ -123,7 +124,10 @@ def fit_verdict(
     else:
         # It starts; its sequences share a pool that holds fewer full-length requests.
         verdict = f"yes, {r.max_concurrency:.2g} of {r.max_num_seqs} at full length"
-    return {**out, "verdict": verdict}
+    out["verdict"] = verdict
+    if search and not r.boots:
+        out["would_fit"] = would_fit(registry, profile, rig, lock, r)
+    return out
 
 
 def _served_on(registry: Registry, profile: Profile, rig: Rig) -> bool:
@@ -174,15 +178,16 @@ def short_reason(error: str, profile: Profile) -> str:
     return first if len(first) <= 120 else first[:119].rstrip() + "…"
 
 
-def would_fit(registry: Registry, profile: Profile, rig: Rig, lock: Lock | None) -> dict[str, Any]:
-    """Where the profile does not start on the rig as it renders: the largest context (at its
-    sequences) and the most sequences (at its context) that would, as fit finds them."""
+def would_fit(
+    registry: Registry, profile: Profile, rig: Rig, lock: Lock | None, asked: FitResult
+) -> dict[str, Any]:
+    """Where the profile does not start on the rig as it renders (`asked`, its fit there): the
+    largest context (at its sequences) and the most sequences (at its context) that would, as
+    fit finds them."""
     from ..fit import whatfits
 
-    opts = FitOptions()
-    asked = fit_profile(registry, profile, opts, rig=rig, lock=lock)
     return whatfits.would_fit(
-        lambda o: fit_profile(registry, profile, o, rig=rig, lock=lock), opts, asked
+        lambda o: fit_profile(registry, profile, o, rig=rig, lock=lock), FitOptions(), asked
     ).as_dict()
 
 
@@ -227,10 +232,8 @@ def collect(registry: Registry, opts: ListOptions) -> tuple[Rig | None, list[dic
         row["exposures"] = [e.issue for e in profile.exposures or []]
         row["quality"] = {"figure": q.figure, "score": q.score, "pick": q.picked}
         if rig is not None:
-            row["fit"] = fit_verdict(registry, profile, rig, lock)
+            row["fit"] = fit_verdict(registry, profile, rig, lock, search=opts.fits)
             row["speed"] = speed_on(registry, profile, rig)
-            if opts.fits and row["fit"].get("boots") is False:
-                row["fit"]["would_fit"] = would_fit(registry, profile, rig, lock)
     if opts.fits:
         rows = [r for r in rows if _fit_class(r) <= 1]
     sort = opts.sort or ("speed" if rig is not None else None)
