@@ -12,7 +12,7 @@ import click
 from ..errors import printable
 from ..model import Rig
 from ..registry import Registry
-from .choosing import ListOptions, context_text, figure, here
+from .choosing import ListOptions, Quality, context_text, figure, here
 from .table import Column, layout, notes, render, terminal_width
 
 _SHARE = re.compile(r"^yes, (?P<held>[0-9.e+]+) of (?P<seqs>[0-9]+) at full length$")
@@ -138,14 +138,13 @@ def _preamble(registry: Registry, rig: Rig, opts: ListOptions) -> list[str]:
 
 def _common(row: dict[str, Any], wide: bool) -> dict[str, str]:
     q = row["quality"]
-    quality = ", ".join(p for p in (q["figure"], "pick" if q["pick"] else None) if p) or "-"
     return {
         "id": row["id"],
         "status": row["status"],
         "engine": row["engine"],
         "tp": str(row["tp"]),
         "ctx": f"{context_text(row['max_model_len'], wide)} x{row['max_num_seqs']}",
-        "quality": quality,
+        "quality": Quality(q["score"], q["figure"], q["pick"]).text(),
         "uses": ", ".join(row["uses"]) or "-",
         "title": printable(row["title"]),
         # The weights are one commit, or UNPINNED: whatever a branch holds when fetched.
