@@ -12,6 +12,7 @@ import json
 import os
 import re
 import urllib.parse
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -117,6 +118,16 @@ def command(
     """
     registry = obj.registry()
     method = Method(warmups, runs, _depths(prefill), prefill_runs)
+    endpoint, identity = connect(registry, target, named, timeout, _say)
+    _measure(registry, endpoint, identity, method, fmt, record=record, rig=rig, by=by)
+    return EXIT_OK
+
+
+def connect(
+    registry: Registry, target: str, named: str | None, timeout: float, say: Callable[[str], None]
+) -> tuple[Endpoint, Identity]:
+    """The server at TARGET (a URL, or a profile's published port on this host) and what it
+    is: the profile named, else the one its served names say (bench and verify --serving)."""
     profile = find_profile(registry, named) if named else None
     if "://" in target:
         url = target
@@ -127,11 +138,9 @@ def command(
     if profile is None:
         profile = profile_of(registry, endpoint.url, endpoint)
     identity = identify(registry, profile, endpoint)
-    _say(
-        f"server at {endpoint.url}: {'; '.join(identity.notes) or 'no registry profile serves ' + shown_name(identity.model)}"
-    )
-    _measure(registry, endpoint, identity, method, fmt, record=record, rig=rig, by=by)
-    return EXIT_OK
+    unnamed = "no registry profile serves " + shown_name(identity.model)
+    say(f"server at {endpoint.url}: {'; '.join(identity.notes) or unnamed}")
+    return endpoint, identity
 
 
 def _measure(

@@ -8,7 +8,6 @@ the profile's evidence (method `verify`), credentials never stored or printed.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -17,9 +16,8 @@ import click
 
 from ..authoring.evidence import record_evidence
 from ..errors import EXIT_FINDINGS, EXIT_OK, UsageError
-from ..hub.serving import Endpoint
 from ..measure.functional import Target, family_of
-from ..measure.identity import Identity, identify, profile_of, shown_name
+from ..measure.identity import Identity, shown_name
 from ..measure.machine import read_machine
 from ..measure.probes import Soak
 from ..measure.record import record_rig
@@ -31,8 +29,8 @@ from ..measure.verifyrun import (
     run_checks,
     verify_record,
 )
-from ..registry import Registry, find_profile
-from .bench import MAX_BY, _handle, _local
+from ..registry import Registry
+from .bench import MAX_BY, _handle, _local, connect
 from .common import Context
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -81,21 +79,8 @@ def serving_options(fn: F) -> F:
 
 def verify_serving(obj: Context, profile: str | None, fmt: str, opts: dict[str, Any]) -> int:
     registry = obj.registry()
-    target_text: str = opts["serving"]
     named = opts["named"] or profile
-    found = find_profile(registry, named) if named else None
-    if "://" in target_text:
-        url = target_text
-    else:
-        found = found or find_profile(registry, target_text)
-        url = f"http://127.0.0.1:{found.port}"
-    endpoint = Endpoint.parse(url, os.environ.get("API_KEY") or None, opts["request_timeout"])
-    if found is None:
-        found = profile_of(registry, endpoint.url, endpoint)
-    identity = identify(registry, found, endpoint)
-    _say(
-        f"server at {endpoint.url}: {'; '.join(identity.notes) or 'no registry profile serves ' + shown_name(identity.model)}"
-    )
+    endpoint, identity = connect(registry, opts["serving"], named, opts["request_timeout"], _say)
     if opts["record"] and identity.profile is None:
         raise UsageError("--record needs the profile the server is (name it, or --profile)")
     local = _local(endpoint.url)
