@@ -143,4 +143,3 @@ class ListOptions:
     min_context: int | None = None
     sort: str | None = None  # speed, context, quality (unset: speed on a rig, else by id)
     wide: bool = False
-    width: int | None = None  # unset: the terminal's

@@ -65,7 +65,7 @@ LEGEND = {
 def echo_listing(
     registry: Registry, rig: Rig | None, rows: list[dict[str, Any]], opts: ListOptions
 ) -> None:
-    width = opts.width or terminal_width()
+    width = terminal_width()
     if not rows:
         click.echo("(no profile matches)")
         return
