@@ -28,7 +28,7 @@ from .inputs import (
     unloaded_head_bytes,
     weight_path,
 )
-from .media import tower_loaded, vision_profile
+from .media import vision_profile
 
 DENSE_V2_FAMILIES = {"qwen3": ("qwen3",), "llama-mistral-qwen3": ("qwen3", "llama", "mistral")}
 
@@ -103,7 +103,8 @@ def default_batched_tokens(t: Target, model: Model, card: int) -> int:
     get_batch_defaults and _set_default_max_num_seqs_and_batched_tokens_args): the OpenAI
     server takes 8192 on cards of 70 GiB or more and 2048 below; without chunked prefill at
     least max_model_len; a prefix-LM multimodal model (Gemma 4) at least its largest media
-    item; never more than max_num_seqs x max_model_len."""
+    item (asked of every medium it supports, whatever the prompt limits); never more than
+    max_num_seqs x max_model_len."""
     env = t.envelope
     gpu = t.gpus[card] if t.gpus else t.gpu
     big = gpu.vram.bytes >= VLLM_LARGE_CARD_BYTES
@@ -111,7 +112,7 @@ def default_batched_tokens(t: Target, model: Model, card: int) -> int:
     if env.chunked_prefill is False:
         batched = max(batched, env.max_model_len)
     tower = fm.TOWERS.get(model.architecture.vision_encoder or "")
-    if tower is not None and tower_loaded(t):
+    if tower is not None and not t.profile.serve.language_model_only:
         batched = max(batched, max(tower.item_tokens().values()))
     return min(batched, env.max_num_seqs * env.max_model_len)
 

@@ -11,13 +11,14 @@ from ..model import Engine, Gpu, Profile, Rig
 from ..model.model import Architecture, Artifact
 from ..model.profile import Envelope
 from ..registry import Registry
+from ..units import GIB
 from . import formulas as fm
 
 # vLLM's own defaults for settings a profile may leave out (online serving).
 VLLM_DEFAULT_UTIL = 0.9
 VLLM_DEFAULT_BATCHED_TOKENS = 8192  # the OpenAI server's default on cards of 70 GiB or more
 VLLM_SMALL_CARD_BATCHED_TOKENS = 2048  # ... and below them
-VLLM_LARGE_CARD_BYTES = 70 * 1024**3
+VLLM_LARGE_CARD_BYTES = 70 * GIB
 SGLANG_DEFAULT_FRACTION = 0.88
 # vLLM runs FP8 weights on FP8 tensor cores from compute capability 8.9 (Ada) and FP4 ones
 # from 10.0 (Blackwell); below that both go through Marlin's weight-only path.

@@ -10,9 +10,8 @@ from __future__ import annotations
 from ..families import fit_model
 from ..model.facts import EngineFacts
 from ..registry import Registry
-from .formulas import TOWERS
 from .inputs import Target
-from .media import SKIP_MM_PROFILING, modelled_facts, profiles_the_encoder
+from .media import SKIP_MM_PROFILING, profiles_the_encoder, vision_profile
 from .options import Unmodelled
 
 
@@ -85,7 +84,7 @@ def _encoder(registry: Registry, t: Target) -> list[Unmodelled]:
     known = registry.derived("fitted_encoders", fitted_encoders)
     if arch.vision_encoder in known:
         return []
-    if arch.vision_tower_params and arch.vision_encoder in TOWERS and modelled_facts(t, model):
+    if vision_profile(t, model) is not None:
         return []  # fit/formulas/vision.py sizes it
     tower = (
         f"its {arch.vision_encoder} tower"
