@@ -56,17 +56,22 @@ def would_fit(fit: Fitter, opts: FitOptions, asked: FitResult) -> WouldFit:
         return _search(fit, opts, asked)
 
 
-def _search(fit: Fitter, opts: FitOptions, asked: FitResult) -> WouldFit:
-    seqs, context = asked.max_num_seqs, asked.max_model_len
+def _context_fits(fit: Fitter, opts: FitOptions, seqs: int) -> Callable[[int], bool]:
+    """Whether a context of so many steps fits at `seqs` sequences."""
 
-    def context_fits(steps: int) -> bool:
+    def fits(steps: int) -> bool:
         return fit(replace(opts, max_model_len=steps * STEP, max_num_seqs=seqs)).fits
 
+    return fits
+
+
+def _search(fit: Fitter, opts: FitOptions, asked: FitResult) -> WouldFit:
+    seqs, context = asked.max_num_seqs, asked.max_model_len
     top = -(-context // STEP)  # the asked context, rounded up to steps: it does not fit
     smallest = fit(replace(opts, max_model_len=STEP, max_num_seqs=seqs))
     longest = None
     if smallest.fits and top > 1:
-        longest = _largest(context_fits, 1, top) * STEP
+        longest = _largest(_context_fits(fit, opts, seqs), 1, top) * STEP
     most = None
     if seqs > 1:
 
@@ -80,7 +85,8 @@ def _search(fit: Fitter, opts: FitOptions, asked: FitResult) -> WouldFit:
         if not one.fits:
             return WouldFit(None, None, _why(one))
         if seqs > 1:  # one sequence fits at a short context: say the context at one
-            return WouldFit(_one_seq(fit, opts, context), 1)
+            longest_one = _largest(_context_fits(fit, opts, 1), 1, max(2, context // STEP))
+            return WouldFit(longest_one * STEP, 1)
     return WouldFit(longest, most)
 
 
@@ -99,10 +105,3 @@ def _why(one: FitResult) -> str:
     if not one.boots:
         return f"{at} the engine has no room left for the KV pool{parts}"
     return f"{at} the pool holds {one.max_concurrency:.2f} of the requests asked"
-
-
-def _one_seq(fit: Fitter, opts: FitOptions, context: int) -> int:
-    def fits(steps: int) -> bool:
-        return fit(replace(opts, max_model_len=steps * STEP, max_num_seqs=1)).fits
-
-    return _largest(fits, 1, max(2, context // STEP)) * STEP
