@@ -198,3 +198,18 @@ def test_a_profile_seen_serving_on_these_cards_is_not_called_unfit(invoke: Invok
     assert fit["verdict"] == "yes: seen serving here (fit predicts no)"
     # Where nothing was measured at its settings, the prediction stands.
     assert rows["gemma-31b-dual"]["fit"]["verdict"] == "no: does not boot"
+
+
+def test_fits_says_a_profile_seen_serving_here_starts_as_it_renders(
+    invoke: Invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--fits searches what would start only where a profile does not: one seen serving on
+    these cards at its own settings starts as it renders, not at a smaller context."""
+    rows = {r["id"]: r for r in rows_of(invoke, "--rig", "2x3090", "--fits")}
+    fit = rows["qwen38-27b-dual-ultrafast"]["fit"]
+    assert fit["verdict"] == "yes: seen serving here (fit predicts no)"
+    assert "would_fit" not in fit
+    monkeypatch.setenv("COLUMNS", "200")
+    lines = invoke("list", "--rig", "2x3090", "--fits").out.splitlines()
+    row = next(ln for ln in lines if ln.startswith("qwen38-27b-dual-ultrafast "))
+    assert "  yes: seen  " in row and "  at " not in row

@@ -82,7 +82,8 @@ def fit_verdict(
 ) -> dict[str, Any]:
     """How the profile renders on the rig as it is: refused (more GPUs than the rig has), boots
     or not at its own settings, and how many full-length requests its pool holds. `search`:
-    where it does not boot, what would (`would_fit`), searched from the same fit."""
+    where it does not boot (nor was seen serving here), what would (`would_fit`), searched
+    from the same fit."""
     needs = profile.envelope.tp * (profile.envelope.pp or 1)
     if needs > rig.count:
         return {
@@ -125,7 +126,7 @@ def fit_verdict(
         # It starts; its sequences share a pool that holds fewer full-length requests.
         verdict = f"yes, {r.max_concurrency:.2g} of {r.max_num_seqs} at full length"
     out["verdict"] = verdict
-    if search and not r.boots:
+    if search and not out["fits"] and not r.boots:
         out["would_fit"] = would_fit(registry, profile, rig, lock, r)
     return out
 
