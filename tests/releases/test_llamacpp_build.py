@@ -53,3 +53,18 @@ def test_a_complete_entry_is_found_and_a_half_one_is_not(
     # ensure_server returns it without building (nothing to download, nothing to compile).
     assert lb.ensure_server(10236).folder == folder
     assert os.access(found.binary, os.X_OK)
+
+
+@pytest.mark.parametrize(
+    "record",
+    ["[" * 100_000 + "]" * 100_000, '{"source_build": 1, "pad": "' + "x" * (2**20) + '"}'],
+    ids=["nested-past-the-parser", "larger-than-a-record"],
+)
+def test_a_record_that_is_no_record_is_a_half_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, record: str
+) -> None:
+    monkeypatch.setenv("PROFILEGEN_BUILD_CACHE", str(tmp_path))
+    folder = tmp_path / lb.entry_key(10236, lb.CPU_FLAGS, lb.toolchain())
+    (folder / "bin").mkdir(parents=True)
+    (folder / "build.json").write_text(record)
+    assert lb.cached_server(10236) is None

@@ -16,17 +16,20 @@ from typing import Any, TypeVar
 from ..write import write_atomic
 
 ENTRY_FILE = "build.json"
+MAX_RECORD = 2**20  # a record is a few hundred bytes: a larger file is not one
 T = TypeVar("T")
 
 
 def read_record(folder: Path) -> dict[str, Any] | None:
-    """The entry's record, or None where it is missing, not a regular file or not JSON."""
+    """The entry's record, or None where it is missing, not a regular file of a record's
+    size, or not JSON (nested past the parser's depth included)."""
     path = folder / ENTRY_FILE
     try:
-        if not stat.S_ISREG(path.lstat().st_mode):
-            return None  # a FIFO or a link there is never opened
+        found = path.lstat()
+        if not stat.S_ISREG(found.st_mode) or found.st_size > MAX_RECORD:
+            return None  # a FIFO, a link or a huge file there is never read
         info = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     return info if isinstance(info, dict) else None
 
