@@ -135,27 +135,27 @@ def _served_on(registry: Registry, profile: Profile, rig: Rig) -> bool:
     """A bench with a decode figure, or a logged boot, of the profile at its own settings on
     these cards."""
     for ev in profile.evidence:
-        other = registry.rigs.get(ev.rig)
-        here = ev.rig == rig.id or (other is not None and same_cards(other, rig))
         ran = (ev.method == "bench" and has_decode(ev)) or bool(ev.measured.boots)
-        if here and ran and not ev.settings.model_dump(exclude_none=True):
+        if ran and _tier(registry, ev, rig) <= 1 and not ev.settings.model_dump(exclude_none=True):
             return True
     return False
+
+
+def _tier(registry: Registry, ev: Evidence, rig: Rig) -> int:
+    """How far the record's rig is from the rig asked about: 0 the rig itself, 1 one of the
+    same cards, 2 another."""
+    if ev.rig == rig.id:
+        return 0
+    other = registry.rigs.get(ev.rig)
+    return 1 if other is not None and same_cards(other, rig) else 2
 
 
 def speed_on(registry: Registry, profile: Profile, rig: Rig) -> dict[str, Any] | None:
     """The newest measured decode speed on the rig; else on a rig of the same cards; else on
     any rig (tier 0, 1, 2: how far the figure is from the rig asked about)."""
-
-    def tier(ev: Evidence) -> int:
-        if ev.rig == rig.id:
-            return 0
-        other = registry.rigs.get(ev.rig)
-        return 1 if other is not None and same_cards(other, rig) else 2
-
     measured = [ev for ev in profile.evidence if has_decode(ev)]
     for wanted in (0, 1, 2):
-        ev = newest([e for e in measured if tier(e) == wanted])
+        ev = newest([e for e in measured if _tier(registry, e, rig) == wanted])
         if ev is not None:
             return _speed(ev, wanted)
     return None
