@@ -25,7 +25,6 @@ from ..measure.verifyrun import (
     Plan,
     VerifyResult,
     as_json,
-    command_digest,
     run_checks,
     verify_record,
 )
@@ -104,8 +103,7 @@ def verify_serving(obj: Context, profile: str | None, fmt: str, opts: dict[str, 
 def _record(registry: Registry, identity: Identity, result: VerifyResult, url: str,
             machine: Any, rig: str, by: str | None) -> None:  # fmt: skip
     assert identity.profile is not None
-    entry = verify_record(identity, result, url, machine, rig=rig, by=by,
-                          command=command_digest(registry, identity))  # fmt: skip
+    entry = verify_record(registry, identity, result, url, machine, rig=rig, by=by)
     rel = record_evidence(registry, identity.profile.id, entry)
     _say(f"recorded in {rel}; run `profilegen render --all` for the catalogue and its pages")
 

@@ -106,31 +106,43 @@ def evidence_record(
     by: str | None,
     peak_mib: int | None,
 ) -> dict[str, Any]:
+    url = redact_url(url)  # a credential is never stored
+    source = (
+        f"profilegen bench {url}: {result.method.describe()}; run sha256 {run_digest(result, url)}"
+    )
+    return evidence_entry(registry, identity, machine, method="bench", rig=rig, by=by,
+                          source=source, summary=_summary(identity, result),
+                          figures=measured(result, peak_mib))  # fmt: skip
+
+
+def evidence_entry(
+    registry: Registry, identity: Identity, machine: Machine | None, *, method: str, rig: str,
+    by: str | None, source: str, summary: str, figures: dict[str, Any],
+) -> dict[str, Any]:  # fmt: skip
+    """An evidence record of a run against the server (bench's, verify's), its fields in the
+    order the evidence files keep: what ran, where and by whom, then what it found."""
     profile = identity.profile
     if profile is None:
         raise UsageError("--record needs the profile the server is (name it, or --profile)")
-    url = redact_url(url)  # a credential is never stored
     today = datetime.date.today().isoformat()
     record: dict[str, Any] = {
-        "key": f"bench-{profile.id}-{today}"[:80],
+        "key": f"{method}-{profile.id}-{today}"[:80],
         "date": today,
         "rig": rig,
-        "method": "bench",
+        "method": method,
     }
     if by:
         record["contributor"] = by
     if machine is not None:
         record["hardware"] = machine.hardware()
-    record["source"] = (
-        f"profilegen bench {url}: {result.method.describe()}; run sha256 {run_digest(result, url)}"
-    )
+    record["source"] = source
     digest = engine_command_digest(registry, profile)
     if digest:
         record["engine_command"] = digest
-    record["summary"] = _summary(identity, result)
+    record["summary"] = summary
     if identity.settings:
         record["settings"] = dict(identity.settings)
-    record["measured"] = measured(result, peak_mib)
+    record["measured"] = figures
     return record
 
 

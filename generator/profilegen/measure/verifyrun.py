@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import datetime
 import hashlib
 import json
 from collections.abc import Callable
@@ -12,6 +11,7 @@ from functools import partial
 from typing import Any
 
 from ..hub.serving import EngineUnreachable, redact_url
+from ..registry import Registry
 from .functional import (
     FAIL,
     INFO,
@@ -26,7 +26,7 @@ from .functional import (
 from .identity import Identity
 from .machine import Machine
 from .probes import Soak, long_context, soak
-from .record import engine_command_digest
+from .record import evidence_entry
 from .toolcall import check_tool_call
 
 Progress = Callable[[str], None]
@@ -119,40 +119,25 @@ def run_digest(result: VerifyResult, url: str) -> str:
 
 
 def verify_record(
-    identity: Identity, result: VerifyResult, url: str, machine: Machine | None, *, rig: str,
-    by: str | None, command: str | None,
+    registry: Registry, identity: Identity, result: VerifyResult, url: str,
+    machine: Machine | None, *, rig: str, by: str | None,
 ) -> dict[str, Any]:  # fmt: skip
     """The evidence record of a verify run: which checks passed, failed or were not judged."""
-    assert identity.profile is not None and result.plan is not None
+    assert result.plan is not None
     url = redact_url(url)  # a credential is never stored
-    today = datetime.date.today().isoformat()
-    record: dict[str, Any] = {"key": f"verify-{identity.profile.id}-{today}"[:80],
-                              "date": today, "rig": rig, "method": "verify"}  # fmt: skip
-    if by:
-        record["contributor"] = by
-    if machine is not None:
-        record["hardware"] = machine.hardware()
-    record["source"] = (
+    source = (
         f"profilegen verify --serving {url}: {len(result.checks)} checks, soak "
         f"{result.plan.soak.describe()}; run sha256 {run_digest(result, url)}"
     )
-    if command:
-        record["engine_command"] = command
-    record["summary"] = _summary(identity, result)[:500]
-    if identity.settings:
-        record["settings"] = dict(identity.settings)
-    measured: dict[str, Any] = {"verify_full": result.tally()}
+    figures: dict[str, Any] = {"verify_full": result.tally()}
     soaked = [c for c in result.checks if c.name == "soak"]
     if soaked:
-        measured["soak"] = "pass" if soaked[0].status == PASS else "fail"
+        figures["soak"] = "pass" if soaked[0].status == PASS else "fail"
     if result.filled:
-        measured["max_context_filled"] = result.filled
-    record["measured"] = measured
-    return record
-
-
-def command_digest(registry: Any, identity: Identity) -> str | None:
-    return engine_command_digest(registry, identity.profile) if identity.profile else None
+        figures["max_context_filled"] = result.filled
+    return evidence_entry(registry, identity, machine, method="verify", rig=rig, by=by,
+                          source=source, summary=_summary(identity, result)[:500],
+                          figures=figures)  # fmt: skip
 
 
 def _summary(identity: Identity, result: VerifyResult) -> str:
