@@ -145,3 +145,12 @@ def test_an_odd_finish_reason_is_shown_brief_on_one_line(invoke: Invoke) -> None
     assert line.split()[:2] == ["tool-call", "FAIL"]
     assert "\x1b" not in line and len(line) < 200, line
     assert line.endswith(", not tool_calls")
+
+
+def test_the_names_a_server_chose_are_shown_on_one_line(invoke: Invoke) -> None:
+    names = ["stub\x1b[2J\nforged", "x" * 500]
+    with StubEngine("stub", names, context=4096) as fake:
+        run = invoke("verify", "--serving", f"http://127.0.0.1:{fake.port}", *SMALL)
+    line = next(x for x in run.out.splitlines() if x.strip().startswith("identity"))
+    assert line.endswith("serves stub?[2J?forged, " + "x" * 77 + "..."), line
+    assert "\x1b" not in run.out and "\x1b" not in run.err

@@ -23,7 +23,7 @@ from .functional import (
     check_streaming,
     check_thinking,
 )
-from .identity import Identity
+from .identity import Identity, shown_name
 from .machine import Machine
 from .probes import Soak, long_context, soak
 from .record import evidence_entry
@@ -63,7 +63,7 @@ def run_checks(target: Target, identity: Identity, plan: Plan, say: Progress) ->
     the ones after, each on its own line), never the run."""
     result = VerifyResult(plan=plan)
     result.checks.append(Check("identity", PASS, "; ".join(identity.notes) or
-                               f"serves {', '.join(identity.server.names)}"))  # fmt: skip
+                               f"serves {', '.join(map(shown_name, identity.server.names))}"))  # fmt: skip
     for name, run in SHORT:
         result.checks.append(_guarded(name, partial(_one, run, target), say)[0])
     say(f"long context: a prompt of {plan.context or 'about 90% of the context in'} tokens")
