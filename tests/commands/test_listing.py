@@ -213,3 +213,22 @@ def test_fits_says_a_profile_seen_serving_here_starts_as_it_renders(
     lines = invoke("list", "--rig", "2x3090", "--fits").out.splitlines()
     row = next(ln for ln in lines if ln.startswith("qwen38-27b-dual-ultrafast "))
     assert "  yes: seen  " in row and "  at " not in row
+
+
+def test_a_run_on_another_engine_release_is_not_seen_serving_here(
+    repo: Path, invoke: Invoke
+) -> None:
+    """A boot or bench of an older engine release is not the profile as it renders: fit's
+    prediction stands."""
+    path = repo / "registry/profiles/qwen38-27b-dual-ultrafast.yaml"
+    text = path.read_text(encoding="utf-8")
+    path.unlink()  # the scratch copy shares unchanged files with the pristine one
+    path.write_text(
+        text.replace(
+            '    rig: "2x3090-pcie"\n', '    rig: "2x3090-pcie"\n    engine: vllm-v0.25.1\n'
+        ),
+        encoding="utf-8",
+    )
+    rows = {r["id"]: r for r in rows_of(invoke, "--rig", "2x3090")}
+    fit = rows["qwen38-27b-dual-ultrafast"]["fit"]
+    assert (fit["boots"], fit["fits"], fit["verdict"]) == (False, False, "no: does not boot")

@@ -132,11 +132,13 @@ def fit_verdict(
 
 
 def _served_on(registry: Registry, profile: Profile, rig: Rig) -> bool:
-    """A bench with a decode figure, or a logged boot, of the profile at its own settings on
-    these cards."""
+    """A bench with a decode figure, or a logged boot, of the profile as it renders (its own
+    settings, engine and weights) on these cards."""
     for ev in profile.evidence:
         ran = (ev.method == "bench" and has_decode(ev)) or bool(ev.measured.boots)
-        if ran and _tier(registry, ev, rig) <= 1 and not ev.settings.model_dump(exclude_none=True):
+        as_rendered = ev.engine is None and ev.weights is None
+        differs = ev.settings.model_dump(exclude_none=True)
+        if ran and as_rendered and not differs and _tier(registry, ev, rig) <= 1:
             return True
     return False
 
