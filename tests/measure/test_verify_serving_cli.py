@@ -154,3 +154,45 @@ def test_the_names_a_server_chose_are_shown_on_one_line(invoke: Invoke) -> None:
     line = next(x for x in run.out.splitlines() if x.strip().startswith("identity"))
     assert line.endswith("serves stub?[2J?forged, " + "x" * 77 + "..."), line
     assert "\x1b" not in run.out and "\x1b" not in run.err
+
+
+class Counting(StubEngine):
+    """Counts a prompt's tokens as a character in `per` (its calibration says so)."""
+
+    def __init__(self, context: int, per: int = 4) -> None:
+        super().__init__("stub", ["stub-model"], context=context)
+        self.per = per
+
+    def post(self, path: str, authorization: str | None, request: Any) -> tuple[int, Any]:
+        status, answer = super().post(path, authorization, request)
+        if status == 200:
+            text = "".join(str(m.get("content", "")) for m in request["messages"])
+            answer["usage"]["prompt_tokens"] = len(text) // self.per
+        return status, answer
+
+
+@pytest.mark.parametrize(
+    ("context", "per", "said"),
+    [
+        (10**400, 4, "the server does not say its context: give --context N"),
+        (
+            2**32,
+            4,
+            "a prompt of about 3,865,470,566 tokens is 198,229,258 sentences by the server's counts (19.5 tokens each), past the 1,048,576 a probe sends (give --context N)",
+        ),
+        (
+            1_000_000,
+            400,
+            "a prompt of about 900,000 tokens is 4,500,000 sentences by the server's counts (0.2 tokens each), past the 1,048,576 a probe sends (give --context N)",
+        ),
+    ],
+)
+def test_a_context_or_count_no_prompt_can_fill_fails_the_check(
+    invoke: Invoke, context: int, per: int, said: str
+) -> None:
+    with Counting(context, per) as fake:
+        run = invoke("verify", "--serving", f"http://127.0.0.1:{fake.port}", "--soak", "1x1")
+    assert run.code == 1, run.text
+    line = next(x for x in run.out.splitlines() if x.strip().startswith("long-context"))
+    assert line.split()[:2] == ["long-context", "FAIL"]
+    assert line.endswith(said), line

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..errors import ProfilegenError, UsageError
 from ..hub.serving import Endpoint, EngineUnreachable
+from ..hub.stream import MAX_TOKENS
 from ..model import Profile
 from ..registry import Registry
 from ..render.context import served_names
@@ -112,4 +113,8 @@ def shown_name(name: str) -> str:
 
 
 def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+    """A context as the server says it: a whole number of tokens, none past MAX_TOKENS (a
+    400-digit one is no context, and no float can hold it)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_TOKENS:
+        return None
+    return value

@@ -24,6 +24,9 @@ FILL = 0.9
 ROOM = 512
 SENTENCE = "The archive keeps a record of every ship that passed the northern lighthouse. "
 CALIBRATION = 10  # sentences of the two prompts the server counts first (and twice that)
+# The most sentences a probe sends (about 80 MB of text; some 15 million tokens by any real
+# tokenizer's count): a context or a count past it cannot be filled from this machine.
+MAX_SENTENCES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -48,12 +51,9 @@ def _prompt(sentences: int, code: str) -> str:
     return SENTENCE * half + needle + SENTENCE * (sentences - half) + ask
 
 
-def long_context(target: Target, asked: int | None, judge_recall: bool) -> LongResult:
-    length = probe_length(target, asked)
-    if length is None:
-        why = "the server does not say its context: give --context N"
-        return LongResult([Check("long-context", FAIL, why)], None)
-    code = f"{random.SystemRandom().randrange(100000, 999999)}"
+def _sentences(target: Target, code: str, length: int) -> int | str:
+    """The sentences that fill `length` tokens, by the server's counts of two calibration
+    prompts; else why they cannot be known."""
     counts = []
     for sentences in (CALIBRATION, 2 * CALIBRATION):
         calib = post(target, body(target, _prompt(sentences, code), 1))
@@ -61,15 +61,30 @@ def long_context(target: Target, asked: int | None, judge_recall: bool) -> LongR
         counted = calib.usage("prompt_tokens")
         if bad or not counted:
             why = bad.detail if bad else "the server counts no prompt tokens (usage)"
-            return LongResult([Check("long-context", FAIL, f"calibration prompt: {why}")], None)
+            return f"calibration prompt: {why}"
         counts.append(counted)
     if counts[1] <= counts[0]:
-        why = (f"calibration prompt: the server counted {counts[0]} and {counts[1]} prompt tokens "
-               "for a text and twice that text: its counts cannot size the prompt")  # fmt: skip
-        return LongResult([Check("long-context", FAIL, why)], None)
+        return (f"calibration prompt: the server counted {counts[0]} and {counts[1]} prompt "
+                "tokens for a text and twice that text: its counts cannot size the prompt")  # fmt: skip
     per = (counts[1] - counts[0]) / CALIBRATION  # tokens a sentence
     fixed = counts[0] - CALIBRATION * per  # the template, the needle and the question
     sentences = max(1, int((length - fixed) / per))
+    if sentences > MAX_SENTENCES:
+        return (f"a prompt of about {length:,} tokens is {sentences:,} sentences by the "
+                f"server's counts ({per:g} tokens each), past the {MAX_SENTENCES:,} a probe "
+                "sends (give --context N)")  # fmt: skip
+    return sentences
+
+
+def long_context(target: Target, asked: int | None, judge_recall: bool) -> LongResult:
+    length = probe_length(target, asked)
+    if length is None:
+        why = "the server does not say its context: give --context N"
+        return LongResult([Check("long-context", FAIL, why)], None)
+    code = f"{random.SystemRandom().randrange(100000, 999999)}"
+    sentences = _sentences(target, code, length)
+    if isinstance(sentences, str):
+        return LongResult([Check("long-context", FAIL, sentences)], None)
     answer = post(target, body(target, _prompt(sentences, code), 24))
     bad = refused(answer, "long-context")
     if bad:
