@@ -41,9 +41,9 @@ class Plan:
 
 @dataclass
 class VerifyResult:
+    plan: Plan
     checks: list[Check] = field(default_factory=list)
     filled: int | None = None  # prompt tokens the long-context probe filled
-    plan: Plan | None = None
 
     @property
     def ok(self) -> bool:
@@ -61,7 +61,7 @@ class VerifyResult:
 def run_checks(target: Target, identity: Identity, plan: Plan, say: Progress) -> VerifyResult:
     """Every check in order; a server that stops answering fails the check it was in (and
     the ones after, each on its own line), never the run."""
-    result = VerifyResult(plan=plan)
+    result = VerifyResult(plan)
     result.checks.append(Check("identity", PASS, "; ".join(identity.notes) or
                                f"serves {', '.join(map(shown_name, identity.server.names))}"))  # fmt: skip
     for name, run in SHORT:
@@ -123,7 +123,6 @@ def verify_record(
     machine: Machine | None, *, rig: str, by: str | None,
 ) -> dict[str, Any]:  # fmt: skip
     """The evidence record of a verify run: which checks passed, failed or were not judged."""
-    assert result.plan is not None
     url = redact_url(url)  # a credential is never stored
     source = (
         f"profilegen verify --serving {url}: {len(result.checks)} checks, soak "
