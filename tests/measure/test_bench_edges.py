@@ -186,3 +186,9 @@ def test_a_status_line_the_server_breaks_is_shown_on_one_line(invoke: Invoke) ->
     assert (
         run.err == f"error: http://127.0.0.1:{port}/v1/models: no answer (HTTP/1.1  [31mforged)\n"
     )
+
+
+def test_a_timeout_past_a_day_is_a_usage_error(invoke: Invoke) -> None:
+    run = invoke("bench", "http://127.0.0.1:9", "--timeout", "1e300")
+    assert run.code == 2, run.text
+    assert "Invalid value for '--timeout': 1e+300 is not in the range 0<x<=86400.0." in run.err

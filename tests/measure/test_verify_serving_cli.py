@@ -196,3 +196,11 @@ def test_a_context_or_count_no_prompt_can_fill_fails_the_check(
     line = next(x for x in run.out.splitlines() if x.strip().startswith("long-context"))
     assert line.split()[:2] == ["long-context", "FAIL"]
     assert line.endswith(said), line
+
+
+def test_a_request_timeout_past_a_day_is_a_usage_error(invoke: Invoke) -> None:
+    run = invoke("verify", "--serving", "http://127.0.0.1:9", "--request-timeout", "1e300")
+    assert run.code == 2, run.text
+    assert (
+        "Invalid value for '--request-timeout': 1e+300 is not in the range 0<x<=86400.0." in run.err
+    )

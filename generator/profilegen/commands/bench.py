@@ -44,6 +44,8 @@ def _depths(text: str) -> tuple[int, ...]:
 
 
 MAX_BY = 64
+# A request's limit, at most a day (a timer or a socket cannot wait past a few billion seconds).
+MAX_TIMEOUT = 86400.0
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 
 
@@ -90,7 +92,7 @@ def _local(url: str) -> bool:
 @click.option("--prefill", default=",".join(str(d) for d in PREFILL_DEPTHS), show_default=True,
               help="Prompt lengths of the prefill probe, in tokens (none: no probe).")  # fmt: skip
 @click.option("--prefill-runs", type=click.IntRange(min=1), default=PREFILL_RUNS, show_default=True)
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=300.0,
+@click.option("--timeout", type=click.FloatRange(min=0, max=MAX_TIMEOUT, min_open=True), default=300.0,
               show_default=True, metavar="SECONDS",
               help="Limit for each request as a whole: connecting and every byte of its answer.")  # fmt: skip
 @format_option()

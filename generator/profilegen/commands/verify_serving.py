@@ -29,7 +29,7 @@ from ..measure.verifyrun import (
     verify_record,
 )
 from ..registry import Registry
-from .bench import MAX_BY, _handle, _local, connect
+from .bench import MAX_BY, MAX_TIMEOUT, _handle, _local, connect
 from .common import Context
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -61,7 +61,7 @@ def serving_options(fn: F) -> F:
                      help="The soak: N conversations at once, M turns each."),
         click.option("--soak-seconds", type=click.FloatRange(min=1, max=86400),
                      default=SOAK_SECONDS, show_default=True, help="The soak's bound in time."),
-        click.option("--request-timeout", type=click.FloatRange(min=0, min_open=True),
+        click.option("--request-timeout", type=click.FloatRange(min=0, max=MAX_TIMEOUT, min_open=True),
                      default=300.0, show_default=True, metavar="SECONDS",
                      help="Limit for each request as a whole."),
         click.option("--record", is_flag=True,
