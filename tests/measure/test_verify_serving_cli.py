@@ -204,3 +204,10 @@ def test_a_request_timeout_past_a_day_is_a_usage_error(invoke: Invoke) -> None:
     assert (
         "Invalid value for '--request-timeout': 1e+300 is not in the range 0<x<=86400.0." in run.err
     )
+
+
+def test_a_bare_url_reads_the_servers_models_once(invoke: Invoke) -> None:
+    with Counting(4096) as fake:
+        run = invoke("verify", "--serving", f"http://127.0.0.1:{fake.port}", *SMALL)
+    assert run.code == 0, run.text
+    assert [path for path, _ in fake.calls if path == "/v1/models"] == ["/v1/models"]

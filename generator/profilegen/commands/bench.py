@@ -20,7 +20,7 @@ import click
 from ..authoring.evidence import record_evidence, recorded_as
 from ..errors import EXIT_OK, UsageError
 from ..hub.serving import Endpoint
-from ..measure.identity import Identity, identify, profile_of, shown_name
+from ..measure.identity import Identity, identify, profile_of, read_server, shown_name
 from ..measure.machine import read_machine, used_mib
 from ..measure.method import PREFILL_DEPTHS, PREFILL_RUNS, RUNS, WARMUPS, Method
 from ..measure.record import evidence_record, record_rig, refuse_impossible, run_digest
@@ -137,9 +137,10 @@ def connect(
         profile = profile or find_profile(registry, target)
         url = f"http://127.0.0.1:{profile.port}"
     endpoint = Endpoint.parse(url, os.environ.get("API_KEY") or None, timeout)
+    server = read_server(endpoint)  # once: which profile it is, then whether it is that one
     if profile is None:
-        profile = profile_of(registry, endpoint.url, endpoint)
-    identity = identify(registry, profile, endpoint)
+        profile = profile_of(registry, endpoint.url, server)
+    identity = identify(registry, profile, endpoint, server)
     unnamed = "no registry profile serves " + shown_name(identity.model)
     say(f"server at {endpoint.url}: {'; '.join(identity.notes) or unnamed}")
     return endpoint, identity

@@ -53,10 +53,13 @@ def read_server(endpoint: Endpoint) -> Server:
     return Server(tuple(str(m["id"]) for m in entries), context)
 
 
-def identify(registry: Registry, profile: Profile | None, endpoint: Endpoint) -> Identity:
-    """The profile's names must be among the server's; a context other than the profile's is
-    kept as a setting of the record (the server was started with an override)."""
-    server = read_server(endpoint)
+def identify(
+    registry: Registry, profile: Profile | None, endpoint: Endpoint, server: Server | None = None
+) -> Identity:
+    """The profile's names must be among the server's (`server`: as already read); a context
+    other than the profile's is kept as a setting of the record (the server was started with
+    an override)."""
+    server = server or read_server(endpoint)
     if profile is None:
         return Identity(None, server.names[0], server)
     expected = served_names(registry, profile)
@@ -82,9 +85,8 @@ def identify(registry: Registry, profile: Profile | None, endpoint: Endpoint) ->
     return Identity(profile, asked, server, settings, tuple(notes))
 
 
-def profile_of(registry: Registry, url: str, endpoint: Endpoint) -> Profile | None:
+def profile_of(registry: Registry, url: str, server: Server) -> Profile | None:
     """The one registry profile a bare URL serves (its names, then its port), if one fits."""
-    server = read_server(endpoint)
     port = urllib.parse.urlsplit(url).port
     fits = [
         p
