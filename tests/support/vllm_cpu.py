@@ -183,6 +183,18 @@ RULES = (
         ),
     ),
     Rule(
+        lambda p: _envelope(p, "mamba_ssm_cache_dtype") not in (None, "float32"),
+        lambda p: Substitution(
+            "MAMBA_SSM_CACHE_DTYPE",
+            str(_envelope(p, "mamba_ssm_cache_dtype")),
+            "float32",
+            "the CPU build's gated-delta-net kernel (chunk_gated_delta_rule_cpu) takes the "
+            "recurrent state in float32 only ('initial_state dtype mismatch' otherwise); vLLM's "
+            "CPU platform switches it itself only where the processor has AMX tiles",
+            host={"MAMBA_SSM_CACHE_DTYPE": "float32"},
+        ),
+    ),
+    Rule(
         lambda p: _envelope(p, "attention_backend") is not None,
         lambda p: Substitution(
             "ATTN_BACKEND",
