@@ -22,6 +22,9 @@ TOLERANCE = 0.05  # predicted within ±5% of what the engine logged
 TOLERANCE_ROUNDED = 0.07  # ... or ±7% where the source rounds its figure
 # Quantities a record can be judged on, in order of preference.
 QUANTITIES = ("kv_pool_tokens", "kv_buffer_bytes", "peak_vram_mib")
+# A boot that logged no figure fit predicts, only whether the engine started (1) or refused
+# (0): judged on fit's own verdict, which must say the same.
+BOOTS = "boots"
 # llama.cpp's logged buffers, each judged on its own: the weights and caches are sized by
 # arithmetic the engine does exactly (±2%); the compute buffer by its graph allocator (±10%).
 BUFFER_TERMS = {
@@ -67,6 +70,8 @@ class Record:
 
     @property
     def tolerance(self) -> float:
+        if self.quantity == BOOTS:
+            return 0.0
         if self.quantity in BUFFER_TERMS and _buffer_terms(self.evidence):
             return BUFFER_TERMS[self.quantity][1]
         return TOLERANCE_ROUNDED if self.evidence.rounded else TOLERANCE
@@ -143,6 +148,8 @@ def records(registry: Registry) -> list[Record]:
                 continue
             # A bench's memory figure is taken under load, not at boot: not a prediction's.
             found = _quantity(ev) if ev.method == "boot" else None
+            if found is None and ev.method == "boot" and ev.measured.boots is not None:
+                found = BOOTS, int(ev.measured.boots)
             if found is not None:
                 out.append(Record(profile.id, i, ev, *found))
     return out
@@ -183,6 +190,8 @@ _BUDGET_KEYS = {
 
 
 def predicted_value(result: FitResult, quantity: str, ev: Evidence | None = None) -> int:
+    if quantity == BOOTS:
+        return int(result.boots and not result.refused)
     if quantity == "kv_pool_tokens":
         return result.kv_pool_tokens
     if quantity == "kv_buffer_bytes":
@@ -225,13 +234,20 @@ def record_point(
         quantity=rec.quantity,
         measured=rec.measured,
         predicted=predicted,
-        error=predicted / rec.measured - 1,
+        error=error_of(rec.quantity, predicted, rec.measured),
         counted=ev.calibration,
         fitted=tuple(ev.fitted),
         tolerance=rec.tolerance,
         unmodelled=tuple(u.term for u in result.unmodelled),
         pool_by=result.pool_by,
     )
+
+
+def error_of(quantity: str, predicted: int, measured: int) -> float:
+    """predicted / measured - 1; for a boot's verdict, 1 where fit and the engine disagree."""
+    if quantity == BOOTS:
+        return float(predicted != measured)
+    return predicted / measured - 1
 
 
 def calibration_points(

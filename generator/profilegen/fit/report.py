@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..families import fit_model
 from ..units import GIB, MIB
-from .calibrate import CalibrationPoint
+from .calibrate import BOOTS, CalibrationPoint
 from .fromlog import LogFit
 from .options import FitResult
 from .refit import ConstantCheck
@@ -122,6 +122,12 @@ def format_evidence(
         return []
     lines = ["", "measured boots of this profile (each predicted at its own settings):"]
     for p in points:
+        if p.quantity == BOOTS:
+            lines.append(
+                f"  {p.key}  {p.date} {p.engine} on {p.rig}: {_boot(p.measured)}, "
+                f"fit says it {_boot(p.predicted)} ({p.status})"
+            )
+            continue
         unit = _UNITS.get(p.quantity, p.quantity)
         lines.append(
             f"  {p.key}  {p.date} {p.engine} on {p.rig}: {p.measured:,} {unit} measured, "
@@ -165,6 +171,10 @@ def _verdict(r: FitResult) -> str:
     )
 
 
+def _boot(verdict: int) -> str:
+    return "boots" if verdict else "refused"
+
+
 def format_calibration(points: list[CalibrationPoint], title: str = "calibration") -> str:
     # Columns as wide as their longest entry (a llama.cpp boot's terms have long keys).
     key = max([34, *(len(p.key) + 1 for p in points)])
@@ -178,9 +188,14 @@ def format_calibration(points: list[CalibrationPoint], title: str = "calibration
         tol = f" (±{p.tolerance:.0%})" if p.tolerance != 0.05 else ""
         extra = f" [{', '.join(p.fitted)}]" if p.fitted else ""
         extra += " *" if p.pool_by and p.pool_by.startswith("vLLM") else ""
+        figures = (
+            f"{_boot(p.measured):>15}{_boot(p.predicted):>15}  {'':>6}"
+            if p.quantity == BOOTS
+            else f"{p.measured:>15,}{p.predicted:>15,}  {p.error:+6.1%}"
+        )
         lines.append(
-            f"{p.key:<{key}}{p.engine:<{engine}}{p.quantity:<{quantity}}{p.measured:>15,}"
-            f"{p.predicted:>15,}  {p.error:+6.1%}  {p.status}{tol}{extra}"
+            f"{p.key:<{key}}{p.engine:<{engine}}{p.quantity:<{quantity}}{figures}"
+            f"  {p.status}{tol if p.quantity != BOOTS else ''}{extra}"
         )
     counted = [p for p in points if p.counted and not p.fitted and not p.sole]
     off = [p for p in points if p.off]
