@@ -261,3 +261,18 @@ def test_the_rig_is_the_machine_cards_never_the_profile_default(repo: Path) -> N
         record_rig(registry, h200, "", None, local=False)
     assert "the server is not on this machine" in str(remote.value)
     assert record_rig(registry, None, "", "2x3090", local=False) == "2x3090-pcie"
+
+
+def test_reasoning_and_tool_call_pieces_are_tokens_as_they_arrive() -> None:
+    """vLLM 0.27 streams the reasoning parser's share as `reasoning` (older servers:
+    `reasoning_content`): the first token is the first of any of them, and each is counted."""
+    reader = StreamReader("http://127.0.0.1:1/v1/chat/completions", 0.0)
+    deltas = [{"reasoning": "hm"}, {"reasoning_content": "so"}, {"content": "ok"},
+              {"tool_calls": [{"index": 0}]}, {"role": "assistant"}]  # fmt: skip
+    for delta in deltas:
+        event = {"choices": [{"delta": delta}]}
+        reader.feed(b"data: " + json.dumps(event).encode() + b"\n")
+    assert reader.first is not None
+    result = reader.result()
+    assert result.completion_tokens == 4 and not result.counted_by_server
+    assert result.ttft_s < result.wall_s

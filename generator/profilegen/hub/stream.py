@@ -12,6 +12,8 @@ from typing import Any
 
 from ..errors import EXIT_UNREACHABLE, ProfilegenError
 
+_TOKEN_KEYS = ("content", "reasoning", "reasoning_content", "tool_calls")
+
 
 class BadStream(ProfilegenError):
     """The server's stream is not an OpenAI-compatible one."""
@@ -99,7 +101,9 @@ class StreamReader:
                 continue
             if not isinstance(delta, dict):
                 raise self._bad("has a delta that is not an object", data)
-            if delta.get("content") or delta.get("reasoning_content"):
+            # A token arrived: text, the reasoning parser's share (vLLM 0.27 names it
+            # `reasoning`, older servers `reasoning_content`) or a tool call's piece.
+            if any(delta.get(key) for key in _TOKEN_KEYS):
                 self.chunks += 1
                 if self.first is None:
                     self.first = time.perf_counter()
