@@ -49,7 +49,7 @@ MAX_TIMEOUT = 86400.0
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 
 
-def _handle(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+def handle_option(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
     """Who measured: a name or @handle on one line (it lands in the catalogue's pages)."""
     if value is None:
         return None
@@ -60,7 +60,7 @@ def _handle(_ctx: click.Context, _param: click.Parameter, value: str | None) -> 
     return value.strip()
 
 
-def _local(url: str) -> bool:
+def is_local(url: str) -> bool:
     """Whether the server runs on this machine (a loopback address, or localhost)."""
     host = urllib.parse.urlsplit(url).hostname or ""
     if host == "localhost":
@@ -85,7 +85,7 @@ def _local(url: str) -> bool:
     help="Registry rig to record: the machine's cards must be its cards (default: their rig; "
     "a server on another machine needs it).",
 )
-@click.option("--by", metavar="HANDLE", callback=_handle,
+@click.option("--by", metavar="HANDLE", callback=handle_option,
               help=f"Who measured, as the record names them (@handle, at most {MAX_BY} characters).")  # fmt: skip
 @click.option("--warmups", type=click.IntRange(min=0), default=WARMUPS, show_default=True)
 @click.option("--runs", type=click.IntRange(min=1), default=RUNS, show_default=True)
@@ -158,7 +158,7 @@ def _measure(
     by: str | None,
 ) -> None:
     """Runs the bench, reports it, and records it when asked."""
-    local = _local(endpoint.url)
+    local = is_local(endpoint.url)
     machine, how = read_machine() if local else (None, "the server is not on this machine")
     _say(f"machine: {machine.hardware() if machine else 'not recorded: ' + how}")
     if record:

@@ -29,7 +29,7 @@ from ..measure.verifyrun import (
     verify_record,
 )
 from ..registry import Registry
-from .bench import MAX_BY, MAX_TIMEOUT, _handle, _local, connect
+from .bench import MAX_BY, MAX_TIMEOUT, connect, handle_option, is_local
 from .common import Context
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -68,7 +68,7 @@ def serving_options(fn: F) -> F:
                      help="With --serving: append the run to the profile's evidence."),
         click.option("--rig", help="With --record: the registry rig the server runs on "
                      "(default: this machine's cards' rig)."),
-        click.option("--by", metavar="HANDLE", callback=_handle,
+        click.option("--by", metavar="HANDLE", callback=handle_option,
                      help=f"With --record: who checked (at most {MAX_BY} characters)."),
     ]  # fmt: skip
     for option in reversed(options):
@@ -82,7 +82,7 @@ def verify_serving(obj: Context, profile: str | None, fmt: str, opts: dict[str, 
     endpoint, identity = connect(registry, opts["serving"], named, opts["request_timeout"], _say)
     if opts["record"] and identity.profile is None:
         raise UsageError("--record needs the profile the server is (name it, or --profile)")
-    local = _local(endpoint.url)
+    local = is_local(endpoint.url)
     machine, how = read_machine() if opts["record"] and local else (None, "not read")
     rig = record_rig(registry, machine, how, opts["rig"], local) if opts["record"] else None
     context = identity.server.context
