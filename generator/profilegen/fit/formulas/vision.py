@@ -54,6 +54,19 @@ TOWERS = {
         frame_extra_tokens=8,
         sharded=False,
     ),
+    # Gemma 4 unified (gemma4_unified.py): no tower, raw patches projected into the language
+    # model, but the same media budget (get_mm_max_tokens_per_item: 280 per image, 32 frames of
+    # 70 + 8 per video) and the same prefix-LM attention over media, so vLLM batches at least a
+    # whole video. With no tower there is no position lookup for the profile run to size.
+    "gemma4-unified": Tower(
+        patches_per_token=9,
+        position_embedding_size=0,
+        image_tokens=280,
+        video_frames=32,
+        frame_tokens=70,
+        frame_extra_tokens=8,
+        sharded=False,
+    ),
 }
 
 
