@@ -18,7 +18,7 @@ min(free / 2, total / 10) over patches x 4 x positions x 8 bytes per item).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 ONE_HOT_BYTES = 8 + 2  # the int64 one-hot and its 16-bit copy, alive together
 DEFAULT_MEDIA_LIMIT = 999  # vLLM's limit_mm_per_prompt for a modality left unset
@@ -44,29 +44,22 @@ class Tower:
 # gemma4_mm.py: _VIDEO_MAX_FRAMES 32, _VIDEO_MAX_SOFT_TOKENS 70 (+2 +6 per frame); the
 # vision config's defaults: pooling_kernel_size 3, position_embedding_size 10240,
 # default_output_length 280.
+_GEMMA4 = Tower(
+    patches_per_token=9,
+    position_embedding_size=10240,
+    image_tokens=280,
+    video_frames=32,
+    frame_tokens=70,
+    frame_extra_tokens=8,
+    sharded=False,
+)
 TOWERS = {
-    "gemma4": Tower(
-        patches_per_token=9,
-        position_embedding_size=10240,
-        image_tokens=280,
-        video_frames=32,
-        frame_tokens=70,
-        frame_extra_tokens=8,
-        sharded=False,
-    ),
+    "gemma4": _GEMMA4,
     # Gemma 4 unified (gemma4_unified.py): no tower, raw patches projected into the language
-    # model, but the same media budget (get_mm_max_tokens_per_item: 280 per image, 32 frames of
-    # 70 + 8 per video) and the same prefix-LM attention over media, so vLLM batches at least a
-    # whole video. With no tower there is no position lookup for the profile run to size.
-    "gemma4-unified": Tower(
-        patches_per_token=9,
-        position_embedding_size=0,
-        image_tokens=280,
-        video_frames=32,
-        frame_tokens=70,
-        frame_extra_tokens=8,
-        sharded=False,
-    ),
+    # model, but the same media budget (get_mm_max_tokens_per_item) and the same prefix-LM
+    # attention over media, so vLLM batches at least a whole video. With no tower there is
+    # no position lookup for the profile run to size.
+    "gemma4-unified": replace(_GEMMA4, position_embedding_size=0),
 }
 
 
