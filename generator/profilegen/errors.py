@@ -72,6 +72,13 @@ def printable(text: str, *, keep: str = "") -> str:
     return "".join(out)
 
 
+def one_line(text: str, limit: int) -> str:
+    """What a server said, for a message: one line of at most `limit` characters (each
+    character that is not printable, a line break among them, shown as a space)."""
+    shown = "".join(c if c.isprintable() else " " for c in text).strip()
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
+
+
 # Credentials in a URL (user:password@, a query's key or token), written as `***` wherever
 # profilegen echoes text it was given: a registry value in an error, a CI log, a bug report.
 # scheme://user:password@host: everything from the scheme to the host's last `@`.

@@ -19,7 +19,7 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import EXIT_UNREACHABLE, ProfilegenError, UsageError
+from ..errors import EXIT_UNREACHABLE, ProfilegenError, UsageError, one_line
 from .stream import Streamed, StreamReader
 
 __all__ = ["EngineUnreachable", "Endpoint", "Streamed", "redact_url"]
@@ -293,5 +293,4 @@ def _read_body(
 
 
 def _brief(body: bytes) -> str:
-    text = body.decode("utf-8", errors="replace").strip()
-    return "".join(c if c.isprintable() else " " for c in text)[:200]
+    return one_line(body.decode("utf-8", errors="replace"), 200)

@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import one_line
 from ..families import Family, family
 from ..hub.serving import Endpoint, EngineUnreachable
 from ..hub.stream import BadStream, StreamReader
@@ -113,8 +114,7 @@ class Answer:
 
 
 def printable(text: str, limit: int = 160) -> str:
-    shown = "".join(c if c.isprintable() else " " for c in text).strip()
-    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
+    return one_line(text, limit)
 
 
 def post(target: Target, payload: dict[str, Any], path: str = CHAT_PATH) -> Answer:
