@@ -234,7 +234,7 @@ def record_point(
         quantity=rec.quantity,
         measured=rec.measured,
         predicted=predicted,
-        error=error_of(rec.quantity, predicted, rec.measured),
+        error=_error(rec.quantity, predicted, rec.measured),
         counted=ev.calibration,
         fitted=tuple(ev.fitted),
         tolerance=rec.tolerance,
@@ -243,7 +243,7 @@ def record_point(
     )
 
 
-def error_of(quantity: str, predicted: int, measured: int) -> float:
+def _error(quantity: str, predicted: int, measured: int) -> float:
     """predicted / measured - 1; for a boot's verdict, 1 where fit and the engine disagree."""
     if quantity == BOOTS:
         return float(predicted != measured)

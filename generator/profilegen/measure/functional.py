@@ -113,10 +113,6 @@ class Answer:
         return value
 
 
-def printable(text: str, limit: int = 160) -> str:
-    return one_line(text, limit)
-
-
 def post(target: Target, payload: dict[str, Any], path: str = CHAT_PATH) -> Answer:
     status, raw = target.endpoint.send("POST", path, payload)
     text = raw.decode("utf-8", errors="replace")
@@ -124,7 +120,7 @@ def post(target: Target, payload: dict[str, Any], path: str = CHAT_PATH) -> Answ
         data = json.loads(text)
     except (ValueError, RecursionError):
         data = None
-    return Answer(status, data if isinstance(data, dict) else None, printable(text))
+    return Answer(status, data if isinstance(data, dict) else None, one_line(text, 160))
 
 
 def refused(answer: Answer, what: str) -> Check | None:
@@ -159,7 +155,7 @@ def check_chat(target: Target) -> Check:
     if not content(answer.message) and not reasoning(answer.message):
         return Check("chat", FAIL, f"an empty answer (HTTP 200, {tokens} tokens)")
     return Check("chat", PASS, f"answered, {tokens if tokens is not None else '?'} tokens, "
-                 f"finish_reason {printable(str(answer.finish), 40)}")  # fmt: skip
+                 f"finish_reason {one_line(str(answer.finish), 40)}")  # fmt: skip
 
 
 def check_thinking(target: Target) -> Check:
@@ -227,4 +223,4 @@ def check_streaming(target: Target) -> Check:
     # A server faster than its reader sends what piled up as one delta (vLLM does): the count
     # of chunks is reported, not judged.
     return Check("streaming", PASS, f"{tokens} tokens in {pieces} content chunks, {len(text)} characters "
-                 f"reassembled, finish_reason {printable(str(reader.finish), 40)}, ended with [DONE]")  # fmt: skip
+                 f"reassembled, finish_reason {one_line(str(reader.finish), 40)}, ended with [DONE]")  # fmt: skip

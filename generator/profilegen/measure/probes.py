@@ -15,8 +15,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from ..errors import one_line
 from ..hub.serving import EngineUnreachable
-from .functional import FAIL, INFO, PASS, Check, Target, body, content, post, printable, refused
+from .functional import FAIL, INFO, PASS, Check, Target, body, content, post, refused
 
 # The share of the context the probe fills by default (club-3090's needle ladder tops out at
 # about 92% of the context), and the room always left for the template and the answer.
@@ -100,7 +101,7 @@ def long_context(target: Target, asked: int | None, judge_recall: bool) -> LongR
     found = code in said
     verdict = PASS if found else (FAIL if judge_recall else INFO)
     recall = Check("recall", verdict, f"the needle {code} at half depth was "
-                   + ("given back" if found else f"not given back: {printable(said, 60)!r}")
+                   + ("given back" if found else f"not given back: {one_line(said, 60)!r}")
                    + ("" if judge_recall else " (--no-recall: not judged)"))  # fmt: skip
     return LongResult([long, recall], took)
 

@@ -16,7 +16,8 @@ import json
 import re
 from typing import Any
 
-from .functional import FAIL, PASS, SKIP, Check, Target, body, content, post, printable, refused
+from ..errors import one_line
+from .functional import FAIL, PASS, SKIP, Check, Target, body, content, post, refused
 
 TOOL = {
     "type": "function",
@@ -98,7 +99,7 @@ def check_tool_call(target: Target) -> Check:
     text = content(answer.message)
     if forced or any(m in text for m in MARKUP):
         return Check("tool-call", FAIL, "the model wrote a call and the parser returned none: "
-                     f"it is in the content as text ({printable(text, 120)})")  # fmt: skip
+                     f"it is in the content as text ({one_line(text, 120)})")  # fmt: skip
     return Check("tool-call", SKIP, "the model answered in text without a call (only a model "
                  "decides to call unforced; random weights never do)")  # fmt: skip
 
@@ -107,33 +108,33 @@ def _judge(calls: Any, finish: Any, forced: bool) -> Check:
     how = "the forced call" if forced else "the model's call"
     if not isinstance(calls, list) or not isinstance(calls[0], dict):
         return Check(
-            "tool-call", FAIL, f"tool_calls is not a list of calls: {printable(str(calls), 120)}"
+            "tool-call", FAIL, f"tool_calls is not a list of calls: {one_line(str(calls), 120)}"
         )
     function = calls[0].get("function")
     if not isinstance(function, dict):
         return Check(
             "tool-call",
             FAIL,
-            f"the call's function is not an object: {printable(str(function), 120)}",
+            f"the call's function is not an object: {one_line(str(function), 120)}",
         )
     name, raw = function.get("name"), function.get("arguments")
     if name != "get_weather":
         return Check(
             "tool-call",
             FAIL,
-            f"the parser returned a call of {printable(repr(name), 120)}, not get_weather",
+            f"the parser returned a call of {one_line(repr(name), 120)}, not get_weather",
         )
     try:
         args = json.loads(raw) if isinstance(raw, str) else raw
     except (ValueError, RecursionError):
         return Check(
-            "tool-call", FAIL, f"the call's arguments are not JSON: {printable(str(raw), 120)}"
+            "tool-call", FAIL, f"the call's arguments are not JSON: {one_line(str(raw), 120)}"
         )
     if args != ARGUMENTS:
-        return Check("tool-call", FAIL, f"the call's arguments are {printable(json.dumps(args), 120)}, "
+        return Check("tool-call", FAIL, f"the call's arguments are {one_line(json.dumps(args), 120)}, "
                      f"not {json.dumps(ARGUMENTS)}")  # fmt: skip
     if finish != "tool_calls":
-        return Check("tool-call", FAIL, f"a call came back with finish_reason {printable(repr(finish), 120)}, not "
+        return Check("tool-call", FAIL, f"a call came back with finish_reason {one_line(repr(finish), 120)}, not "
                      "tool_calls")  # fmt: skip
     return Check("tool-call", PASS, f"{how} came back parsed: get_weather({json.dumps(args)}), "
                  "finish_reason tool_calls")  # fmt: skip
